@@ -1,0 +1,16 @@
+// Reverse-mode differentiation over the recorded tape.
+#pragma once
+#include "tensor/tensor.h"
+
+namespace tg {
+
+// Backpropagates from `output` into the .grad of every leaf that requires grad,
+// accumulating (+=) into gradients already there. For a non-scalar output pass
+// its gradient (same shape). The tape is released afterwards unless
+// keep_graph is true; a second backward through a released tape throws.
+void backward(const Tensor& output, const Tensor& grad_output = Tensor(), bool keep_graph = false);
+
+// Sets .grad of each tensor to undefined (the next backward starts from zero).
+void zero_grad(const std::vector<Tensor>& tensors);
+
+}  // namespace tg

@@ -1,0 +1,51 @@
+#include "autograd/node.h"
+
+#include <atomic>
+
+#include "autograd/grad_mode.h"
+
+namespace tg {
+
+namespace {
+std::atomic<int64_t> live_nodes{0};
+std::atomic<uint64_t> next_sequence{0};
+}  // namespace
+
+Node::Node() : sequence(next_sequence++) { ++live_nodes; }
+Node::~Node() { --live_nodes; }
+int64_t Node::live_count() { return live_nodes.load(); }
+
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  if (!is_grad_enabled()) return false;
+  for (const Tensor& input : inputs)
+    if (input.defined() && input.requires_grad()) return true;
+  return false;
+}
+
+Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward) {
+  if (!any_requires_grad(inputs)) return output;
+  // A raw op may hand back one of its inputs unchanged (contiguous of a
+  // contiguous tensor); never write a grad_fn onto an input.
+  for (const Tensor& input : inputs)
+    if (input.defined() && output.is_same(input)) output = output.detach();
+  check(output.is_leaf() && !output.requires_grad(), op, ": output already belongs to a graph");
+
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->backward = std::move(backward);
+  for (const Tensor& input : inputs) {
+    Edge edge;
+    if (input.defined() && input.requires_grad()) {
+      if (input.grad_fn()) edge.node = input.grad_fn();
+      else edge.leaf = input.impl_ptr();
+    }
+    node->inputs.push_back(std::move(edge));
+    node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
+    node->input_dtypes.push_back(input.defined() ? input.dtype() : DType::Float32);
+  }
+  output.impl().requires_grad = true;
+  output.impl().grad_fn = std::move(node);
+  return output;
+}
+
+}  // namespace tg

@@ -1,0 +1,63 @@
+// The tape. Every differentiable op applied to inputs that require grad records
+// a Node on its output: the op's name, its backward function (holding the
+// tensors it saved) and one edge per input saying where that input's gradient
+// goes next. The nodes reachable from a loss form the tape, and backward()
+// plays it in reverse topological order (see backward.h).
+//
+// Ownership: an output owns its Node (grad_fn); a Node owns the Nodes of its
+// inputs through its edges. So the graph lives exactly as long as something can
+// still backpropagate through it, and memory does not grow across steps.
+// Saved tensors must be detached (Tensor::detach) so that no Node owns its own
+// output, which would be a reference cycle.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace tg {
+
+struct Edge {
+  std::shared_ptr<Node> node;         // the input's grad_fn, when the input was computed by an op
+  std::shared_ptr<TensorImpl> leaf;   // the input itself, when it is a leaf that requires grad
+  bool active() const { return node || leaf; }
+};
+
+// Computes the gradient of each input from the gradient of the output.
+// needs_grad[i] says whether input i wants one; return an undefined Tensor for
+// the others. Returned gradients may have the input's shape in any layout.
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output, const std::vector<bool>& needs_grad)>;
+
+struct Node {
+  std::string op;              // "matmul", "add", ... (shown in errors and graph dumps)
+  std::vector<Edge> inputs;    // one per input of the op, in order
+  std::vector<Shape> input_shapes;  // to check what backward returns
+  std::vector<DType> input_dtypes;
+  BackwardFn backward;         // released after a backward pass unless the graph is kept
+  uint64_t sequence;           // creation order: a later op has a larger number
+
+  static int64_t live_count();  // Nodes alive right now (the memory-growth test watches it)
+  Node();
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+};
+
+// Records `op` on `output` when grad mode is on and any input requires grad, and
+// returns output (a fresh handle if it aliased an input). Every differentiable op
+// ends with this:
+//
+//   Tensor y = raw::exp(x);
+//   return record("exp", {x}, y, [y = y.detach()](const Tensor& dy, auto&) {
+//     return std::vector<Tensor>{raw::mul(dy, y)};  // d exp(x)/dx = exp(x)
+//   });
+Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward);
+
+// True when recording is on and some input requires grad (ops can skip saving
+// tensors for backward when it is false).
+bool any_requires_grad(const std::vector<Tensor>& inputs);
+
+}  // namespace tg

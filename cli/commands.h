@@ -1,0 +1,11 @@
+// The tinygpt command line: one binary, one subcommand per file in cli/.
+// Each file exposes an add_*_command() that registers its subcommand, flags and
+// the function that runs it.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace tg::cli {
+
+void add_demo_command(CLI::App& app);
+
+}  // namespace tg::cli

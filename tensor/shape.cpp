@@ -1,0 +1,54 @@
+#include "tensor/shape.h"
+
+#include "tensor/error.h"
+
+namespace tg {
+
+int64_t numel(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t size : shape) count *= size;
+  return count;
+}
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string text = "(";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d) text += ", ";
+    text += std::to_string(shape[d]);
+  }
+  if (shape.size() == 1) text += ",";
+  return text + ")";
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const size_t ndim = std::max(a.size(), b.size());
+  Shape out(ndim);
+  for (size_t i = 0; i < ndim; ++i) {
+    const int64_t size_a = i < ndim - a.size() ? 1 : a[i - (ndim - a.size())];
+    const int64_t size_b = i < ndim - b.size() ? 1 : b[i - (ndim - b.size())];
+    check(size_a == size_b || size_a == 1 || size_b == 1, op, ": shapes ", a, " and ", b,
+          " cannot be broadcast together (dim ", i, ": ", size_a, " vs ", size_b, ")");
+    out[i] = size_a == 1 ? size_b : size_a;
+  }
+  return out;
+}
+
+int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op) {
+  const int64_t lowest = ndim == 0 ? -1 : -ndim;
+  const int64_t highest = ndim == 0 ? 0 : ndim - 1;
+  check(dim >= lowest && dim <= highest, op, ": dim ", dim, " is out of range for a tensor with ", ndim,
+        " dims (expected ", lowest, "..", highest, ")");
+  return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
+}
+
+}  // namespace tg

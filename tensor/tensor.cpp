@@ -1,0 +1,129 @@
+#include "tensor/tensor.h"
+
+namespace tg {
+
+bool compute_contiguous(const Shape& shape, const Strides& strides) {
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;  // a size-1 dim never moves, whatever its stride
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (int64_t size : shape) check(size >= 0, "empty: negative size in shape ", shape);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate(static_cast<size_t>(tg::numel(shape)) * dtype_size(dtype));
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->contiguous = true;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::view_of(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, int64_t offset) {
+  check(shape.size() == strides.size(), "view: shape ", shape, " and strides ", strides, " differ in length");
+  // The extent of the view: the lowest and highest element it can touch.
+  int64_t lowest = offset, highest = offset;
+  bool empty = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    check(shape[d] >= 0, "view: negative size in shape ", shape);
+    if (shape[d] == 0) empty = true;
+    const int64_t reach = (shape[d] - 1) * strides[d];
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  const int64_t capacity = static_cast<int64_t>(storage->bytes() / dtype_size(dtype));
+  check(empty || (lowest >= 0 && highest < capacity), "view: shape ", shape, " with strides ", strides,
+        " at offset ", offset, " reaches outside a storage of ", capacity, " elements");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->dtype = dtype;
+  impl->contiguous = compute_contiguous(shape, strides);
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  return Tensor(std::move(impl));
+}
+
+TensorImpl& Tensor::impl() const {
+  check(impl_ != nullptr, "tensor is undefined (default-constructed, or a gradient that was never computed)");
+  return *impl_;
+}
+
+int64_t Tensor::size(int64_t d) const { return impl().shape[normalize_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return impl().strides[normalize_dim(d, dim(), "stride")]; }
+
+Tensor& Tensor::set_name(std::string name) {
+  impl().name = std::move(name);
+  return *this;
+}
+
+Tensor& Tensor::set_requires_grad(bool requires) {
+  check(!requires || is_floating(dtype()), "set_requires_grad: only floating-point tensors can require grad, got ",
+        dtype_name(dtype()));
+  check(is_leaf(), "set_requires_grad: only leaves can be changed; this tensor was computed by an op (detach() it)");
+  impl().requires_grad = requires;
+  return *this;
+}
+
+void Tensor::set_grad(const Tensor& grad) {
+  if (grad.defined()) {
+    check(grad.shape() == shape(), "set_grad: gradient of shape ", grad.shape(), " for a tensor of shape ", shape());
+    check(grad.dtype() == dtype(), "set_grad: gradient dtype ", dtype_name(grad.dtype()), " for a tensor of dtype ",
+          dtype_name(dtype()));
+  }
+  impl().grad = grad.impl_ptr();
+}
+
+Tensor Tensor::detach() const {
+  auto copy = std::make_shared<TensorImpl>();
+  copy->storage = impl().storage;
+  copy->dtype = impl().dtype;
+  copy->shape = impl().shape;
+  copy->strides = impl().strides;
+  copy->offset = impl().offset;
+  copy->contiguous = impl().contiguous;
+  copy->name = impl().name;
+  return Tensor(std::move(copy));
+}
+
+template <class T>
+T Tensor::item() const {
+  check(numel() == 1, "item: tensor of shape ", shape(), " has ", numel(), " elements, not 1");
+  return visit_any(dtype(), [&]<class S>() { return static_cast<T>(*data<S>()); });
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  std::vector<T> values;
+  values.reserve(static_cast<size_t>(numel()));
+  visit_any(dtype(), [&]<class S>() {
+    const S* base = data<S>();
+    const Shape& sizes = shape();
+    const Strides& steps = strides();
+    std::vector<int64_t> index(sizes.size(), 0);
+    for (int64_t n = 0, count = numel(); n < count; ++n) {
+      int64_t position = 0;
+      for (size_t d = 0; d < sizes.size(); ++d) position += index[d] * steps[d];
+      values.push_back(static_cast<T>(base[position]));
+      for (size_t d = sizes.size(); d-- > 0;) {  // odometer increment
+        if (++index[d] < sizes[d]) break;
+        index[d] = 0;
+      }
+    }
+  });
+  return values;
+}
+
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template int64_t Tensor::item<int64_t>() const;
+template bool Tensor::item<bool>() const;
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+
+}  // namespace tg

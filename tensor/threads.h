@@ -1,0 +1,13 @@
+// One knob for every thread: OpenMP's team, which the OpenMP build of OpenBLAS
+// shares, so BLAS calls and our kernels never oversubscribe the cores.
+#pragma once
+#include <string>
+
+namespace tg {
+
+void set_num_threads(int threads);
+int num_threads();
+// "2 OpenMP threads; OpenBLAS 0.3.21 (OpenMP build), 2 threads" for start-up logs.
+std::string thread_info();
+
+}  // namespace tg
