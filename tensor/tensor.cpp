@@ -60,11 +60,11 @@ Tensor& Tensor::set_name(std::string name) {
   return *this;
 }
 
-Tensor& Tensor::set_requires_grad(bool requires) {
-  check(!requires || is_floating(dtype()), "set_requires_grad: only floating-point tensors can require grad, got ",
+Tensor& Tensor::set_requires_grad(bool enabled) {
+  check(!enabled || is_floating(dtype()), "set_requires_grad: only floating-point tensors can require grad, got ",
         dtype_name(dtype()));
   check(is_leaf(), "set_requires_grad: only leaves can be changed; this tensor was computed by an op (detach() it)");
-  impl().requires_grad = requires;
+  impl().requires_grad = enabled;
   return *this;
 }
 

@@ -73,7 +73,7 @@ class Tensor {
 
   // Autograd slots (the logic lives in autograd/).
   bool requires_grad() const { return impl().requires_grad; }
-  Tensor& set_requires_grad(bool requires = true);  // leaves of floating dtype only
+  Tensor& set_requires_grad(bool enabled = true);  // leaves of floating dtype only
   Tensor grad() const { return Tensor(impl().grad); }  // undefined until a backward reaches it
   void set_grad(const Tensor& grad);
   const std::shared_ptr<Node>& grad_fn() const { return impl().grad_fn; }

@@ -20,7 +20,7 @@ bool strides_for_view(const Tensor& x, const Shape& new_shape, Strides& new_stri
   const Shape& old_shape = x.shape();
   const Strides& old_strides = x.strides();
   new_strides.assign(new_shape.size(), 0);
-  if (x.numel() == 0) {
+  if (x.numel() == 0 || x.dim() == 0) {  // nothing to walk, or a single element: any strides do
     new_strides = contiguous_strides(new_shape);
     return true;
   }

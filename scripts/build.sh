@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of tinygpt into build/<flavour>:
+#   bash scripts/build.sh release     # -O3 -march=native, with benchmarks
+#   bash scripts/build.sh sanitize    # AddressSanitizer + UndefinedBehaviorSanitizer, tests only
+# Extra arguments are passed to `cmake --build` (e.g. --target tinygpt_cli).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-release}"
+shift || true
+case "$flavour" in
+  release)  options=(-DCMAKE_BUILD_TYPE=Release) ;;
+  sanitize) options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTINYGPT_SANITIZE=ON -DTINYGPT_BENCH=OFF) ;;
+  *) echo "build: unknown flavour '$flavour' (release or sanitize)" >&2; exit 2 ;;
+esac
+cmake -S . -B "build/$flavour" -G Ninja "${options[@]}" >/dev/null
+cmake --build "build/$flavour" -j "$(nproc)" "$@"

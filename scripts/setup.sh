@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs everything tinygpt needs from the distribution's packages (Debian/Ubuntu).
+# Safe to run twice: packages already present are not touched, and apt is not
+# called at all when nothing is missing.
+#
+#   bash scripts/setup.sh              # build, test and benchmark dependencies
+#   bash scripts/setup.sh --reference  # also PyTorch + numpy (fixture scripts, benchmarks against
+#                                      # PyTorch) and Node.js/npm (tiktoken reference ids)
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libopenblas-openmp-dev   # BLAS, OpenMP build: shares one thread pool with our kernels
+  doctest-dev              # tests
+  libbenchmark-dev         # microbenchmarks
+  nlohmann-json3-dev       # JSON (checkpoint headers, encoder.json, metrics)
+  libcli11-dev             # the command line
+  libutf8proc-dev          # Unicode categories for GPT-2's pre-tokenisation
+  python3 curl ca-certificates
+)
+if [[ "${1:-}" == "--reference" ]]; then
+  packages+=(python3-torch python3-numpy nodejs npm)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

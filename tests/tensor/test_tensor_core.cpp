@@ -1,0 +1,76 @@
+// The Tensor handle: storage, shape, strides, factories, errors.
+#include <doctest/doctest.h>
+
+#include "tensor/factory.h"
+#include "tensor/tensor.h"
+#include "tensor/view.h"
+
+using namespace tg;
+
+TEST_CASE("storage is 64-byte aligned and shared by views") {
+  Tensor x = zeros({3, 5});
+  CHECK(reinterpret_cast<uintptr_t>(x.storage()->data()) % 64 == 0);
+  Tensor t = raw::transpose(x, 0, 1);
+  CHECK(t.storage() == x.storage());
+}
+
+TEST_CASE("factories fill shapes and dtypes") {
+  CHECK(zeros({2, 3}).to_vector<float>() == std::vector<float>(6, 0.0f));
+  CHECK(ones({2}, DType::Float64).to_vector<double>() == std::vector<double>{1, 1});
+  CHECK(full({2, 2}, 7, DType::Int64).to_vector<int64_t>() == std::vector<int64_t>{7, 7, 7, 7});
+  CHECK(arange(5).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4});
+  CHECK(arange(1, 2, 0.25, DType::Float32).to_vector<float>() == std::vector<float>{1, 1.25f, 1.5f, 1.75f});
+  CHECK(arange(3, 0, -1, DType::Int64).to_vector<int64_t>() == std::vector<int64_t>{3, 2, 1});
+  Tensor s = scalar(2.5);
+  CHECK(s.dim() == 0);
+  CHECK(s.numel() == 1);
+  CHECK(s.item<float>() == 2.5f);
+  Tensor data = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(data.shape() == Shape{2, 3});
+  CHECK(data.strides() == Strides{3, 1});
+  CHECK(data.is_contiguous());
+  CHECK(zeros({0, 4}).numel() == 0);
+}
+
+TEST_CASE("factory misuse throws with the shapes in the message") {
+  CHECK_THROWS_WITH_AS(from_vector<float>({1, 2, 3}, {2, 2}), doctest::Contains("3 values cannot fill shape (2, 2)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(zeros({2, -1}), doctest::Contains("negative size"), Error);
+  CHECK_THROWS_WITH_AS(arange(0, 1, 0), doctest::Contains("step must not be zero"), Error);
+  CHECK_THROWS_WITH_AS(ones({2, 2}).item<float>(), doctest::Contains("has 4 elements"), Error);
+  CHECK_THROWS_WITH_AS(ones({2}).data<double>(), doctest::Contains("tensor has dtype float32"), Error);
+  CHECK_THROWS_WITH_AS(Tensor().shape(), doctest::Contains("undefined"), Error);
+}
+
+TEST_CASE("requires_grad only on floating leaves") {
+  Tensor x = ones({2});
+  x.set_requires_grad();
+  CHECK(x.requires_grad());
+  CHECK(x.is_leaf());
+  CHECK_THROWS_WITH_AS(arange(3).set_requires_grad(), doctest::Contains("only floating-point"), Error);
+  Tensor d = x.detach();
+  CHECK_FALSE(d.requires_grad());
+  CHECK(d.storage() == x.storage());
+}
+
+TEST_CASE("contiguity flag follows the strides") {
+  Tensor x = zeros({2, 3, 4});
+  CHECK(x.is_contiguous());
+  CHECK_FALSE(raw::transpose(x, 1, 2).is_contiguous());
+  CHECK(raw::slice(x, 0, 0, 1).is_contiguous());       // size-1 leading dim: still contiguous
+  CHECK_FALSE(raw::slice(x, 2, 0, 2).is_contiguous());  // a column block is not
+  CHECK(raw::unsqueeze(x, 0).is_contiguous());
+  CHECK_FALSE(raw::expand(zeros({1, 4}), {3, 4}).is_contiguous());
+}
+
+TEST_CASE("shape helpers") {
+  CHECK(shape_str({}) == "()");
+  CHECK(shape_str({3}) == "(3,)");
+  CHECK(shape_str({2, 3}) == "(2, 3)");
+  CHECK(broadcast_shapes({2, 1, 4}, {3, 1}, "t") == Shape{2, 3, 4});
+  CHECK(broadcast_shapes({}, {5}, "t") == Shape{5});
+  CHECK_THROWS_WITH_AS(broadcast_shapes({2, 3}, {4}, "add"),
+                       doctest::Contains("add: shapes (2, 3) and (4,) cannot be broadcast"), Error);
+  CHECK(normalize_dim(-1, 3, "t") == 2);
+  CHECK_THROWS_WITH_AS(normalize_dim(3, 3, "sum"), doctest::Contains("sum: dim 3 is out of range"), Error);
+}
