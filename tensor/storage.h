@@ -9,8 +9,12 @@ class Storage {
  public:
   static constexpr size_t kAlignment = 64;  // a cache line; also enough for AVX-512 loads
 
-  // Uninitialised memory of `bytes` bytes (rounded up to the alignment).
+  // Uninitialised memory of `bytes` bytes (rounded up to the alignment). Large
+  // buffers come from a cache of freed ones of the same size when possible.
   static std::shared_ptr<Storage> allocate(size_t bytes);
+  // Frees every idle cached buffer (the cache also does this itself when an
+  // allocation fails).
+  static void release_cached();
 
   ~Storage();
   Storage(const Storage&) = delete;
