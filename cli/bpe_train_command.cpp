@@ -1,0 +1,73 @@
+// tinygpt bpe-train: learn a byte-level BPE vocabulary from a text file.
+//
+//   tinygpt bpe-train --data FILE --vocab-size N --out DIR
+//
+// writes DIR/encoder.json and DIR/vocab.bpe in GPT-2's format, so that
+// `tinygpt tokenize --gpt2 DIR` uses the result. N counts the 256 byte tokens,
+// the merges and <|endoftext|>: N = 1257 learns 1000 merges.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "cli/commands.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/gpt2_files.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct BpeTrainOptions {
+  std::string data_path;
+  std::size_t vocab_size = 0;
+  std::string out_directory;
+  std::uint64_t min_pair_count = 2;
+};
+
+void run_bpe_train(const BpeTrainOptions& options) {
+  std::ifstream file(options.data_path, std::ios::binary);
+  if (!file) throw std::runtime_error("bpe-train: cannot open --data " + options.data_path);
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  const std::string corpus = contents.str();
+
+  const auto start = std::chrono::steady_clock::now();
+  const tokenizer::BpeVocabulary vocabulary =
+      tokenizer::train_bpe(corpus, {.vocab_size = options.vocab_size, .min_pair_count = options.min_pair_count});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  tokenizer::write_gpt2_vocabulary(vocabulary, options.out_directory);
+
+  const std::size_t merges = vocabulary.merges().size();
+  std::cerr << "bpe-train: " << merges << " merges from " << corpus.size() << " bytes in " << seconds << " s ("
+            << static_cast<long long>(merges / (seconds > 0 ? seconds : 1e-9)) << " merges/s); vocabulary of "
+            << vocabulary.size() << " tokens written to " << options.out_directory << "\n";
+  if (vocabulary.size() < options.vocab_size) {
+    std::cerr << "bpe-train: stopped early: no pair occurs " << options.min_pair_count
+              << " times or more, so the vocabulary is smaller than --vocab-size " << options.vocab_size << "\n";
+  }
+}
+
+}  // namespace
+
+void add_bpe_train_command(CLI::App& app) {
+  auto options = std::make_shared<BpeTrainOptions>();
+  CLI::App* command = app.add_subcommand("bpe-train", "Train a byte-level BPE tokenizer (GPT-2 format) on a text file");
+  command->add_option("--data", options->data_path, "The training text")->required()->type_name("FILE");
+  command->add_option("--vocab-size", options->vocab_size, "Tokens in all: 256 bytes + merges + <|endoftext|>")
+      ->required()
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{257}, std::size_t{1} << 24));
+  command->add_option("--out", options->out_directory, "Folder to write encoder.json and vocab.bpe into")
+      ->required()
+      ->type_name("DIR");
+  command->add_option("--min-count", options->min_pair_count, "Stop when the best pair occurs fewer times")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->callback([options] { run_bpe_train(*options); });
+}
+
+}  // namespace tg::cli

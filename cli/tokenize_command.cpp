@@ -1,0 +1,118 @@
+// tinygpt tokenize: GPT-2 tokens of stdin, or stdin's ids decoded to text.
+//
+//   tinygpt tokenize --gpt2 DIR < text       ids, space-separated, on one line
+//   tinygpt tokenize --count < text          the number of tokens only
+//   tinygpt tokenize --show < text           one token per line: id, then the
+//                                            token as GPT-2 writes it ('Ġworld')
+//   tinygpt tokenize --decode < ids          the text of whitespace-separated ids
+//
+// Without --gpt2, ../shared/data/gpt2 is used if it exists.
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "cli/commands.h"
+#include "tokenizer/gpt2_tokenizer.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct TokenizeOptions {
+  std::string gpt2_directory;
+  bool count = false;
+  bool decode = false;
+  bool show = false;
+  bool special = false;
+};
+
+const char* default_gpt2_directory = "../shared/data/gpt2";
+
+std::string read_stdin() {
+  std::ios::sync_with_stdio(false);
+  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+// Python-style quoting of a token's text, as in ['Hello', 'Ġworld'].
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// Whitespace-separated decimal ids; anything else is an error naming the word.
+std::vector<tokenizer::TokenId> parse_ids(const std::string& text) {
+  std::vector<tokenizer::TokenId> ids;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    const bool digits = word.size() <= 10 && word.find_first_not_of("0123456789") == std::string::npos;
+    const unsigned long long value = digits ? std::stoull(word) : 0;
+    if (!digits || value >= tokenizer::no_token) {
+      throw std::runtime_error("--decode: '" + word + "' (word " + std::to_string(ids.size() + 1) +
+                               " of the input) is not a token id");
+    }
+    ids.push_back(static_cast<tokenizer::TokenId>(value));
+  }
+  return ids;
+}
+
+void run_tokenize(const TokenizeOptions& options) {
+  std::string directory = options.gpt2_directory;
+  if (directory.empty()) {
+    if (!std::filesystem::is_directory(default_gpt2_directory)) {
+      throw std::runtime_error(std::string("tokenize: give --gpt2 DIR, the folder with encoder.json and vocab.bpe (") +
+                               default_gpt2_directory + " does not exist here)");
+    }
+    directory = default_gpt2_directory;
+  }
+  const auto tokenizer = tokenizer::Gpt2Tokenizer::load(directory);
+  const std::string input = read_stdin();
+
+  if (options.decode) {
+    std::cout << tokenizer.decode(parse_ids(input)) << std::flush;
+    return;
+  }
+  const auto specials = options.special ? tokenizer::SpecialTokens::recognised : tokenizer::SpecialTokens::as_text;
+  const std::vector<tokenizer::TokenId> ids = tokenizer.encode(input, specials);
+  if (options.count) {
+    std::cout << ids.size() << "\n";
+  } else if (options.show) {
+    for (tokenizer::TokenId id : ids) std::cout << id << "\t" << quoted(tokenizer.token_text(id)) << "\n";
+  } else {
+    std::string line;
+    line.reserve(ids.size() * 6);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (i > 0) line += ' ';
+      line += std::to_string(ids[i]);
+    }
+    std::cout << line << "\n";
+  }
+}
+
+}  // namespace
+
+void add_tokenize_command(CLI::App& app) {
+  auto options = std::make_shared<TokenizeOptions>();
+  CLI::App* command =
+      app.add_subcommand("tokenize", "GPT-2 byte-level BPE: encode stdin to token ids, or decode ids to text");
+  command->add_option("--gpt2", options->gpt2_directory,
+                      "Folder with GPT-2's encoder.json and vocab.bpe (default: ../shared/data/gpt2 if present)")
+      ->type_name("DIR");
+  CLI::Option* count = command->add_flag("--count", options->count, "Print only the number of tokens");
+  CLI::Option* show = command->add_flag("--show", options->show, "Print each token beside its id, one per line");
+  CLI::Option* decode = command->add_flag("--decode", options->decode, "Read ids from stdin and print their text");
+  command->add_flag("--special", options->special, "Encode <|endoftext|> as its special id, not as text");
+  count->excludes(show)->excludes(decode);
+  show->excludes(decode);
+  command->callback([options] { run_tokenize(*options); });
+}
+
+}  // namespace tg::cli

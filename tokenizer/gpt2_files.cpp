@@ -1,0 +1,184 @@
+// Reading and writing encoder.json + vocab.bpe, with the checks listed in
+// gpt2_files.h. nlohmann/json parses the JSON; vocab.bpe is parsed by hand.
+#include "tokenizer/gpt2_files.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "tokenizer/byte_alphabet.h"
+#include "tokenizer/errors.h"
+
+namespace tg::tokenizer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_whole_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw TokenizerFileError(path.string() + ": cannot open the file");
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+// Special tokens are written as "<|name|>" and are not in the byte alphabet.
+bool looks_special(std::string_view text) {
+  return text.size() > 4 && text.starts_with("<|") && text.ends_with("|>");
+}
+
+// A line, shortened and made printable, for quoting in a message.
+std::string quote_line(std::string_view line) {
+  std::string quoted = std::string(line.substr(0, 60));
+  for (char& c : quoted) {
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  }
+  return "'" + quoted + (line.size() > 60 ? "...'" : "'");
+}
+
+struct EncoderFile {
+  std::vector<std::string> tokens;                   // id -> bytes
+  std::vector<TokenId> special_ids;
+  std::unordered_map<std::string, TokenId> id_of;    // token text -> id
+};
+
+EncoderFile read_encoder(const fs::path& path) {
+  const std::string where = path.string() + ": ";
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(read_whole_file(path));
+  } catch (const nlohmann::json::parse_error& error) {
+    throw TokenizerFileError(where + "not valid JSON (truncated?): " + error.what());
+  }
+  if (!json.is_object() || json.empty()) {
+    throw TokenizerFileError(where + "expected a JSON object mapping token text to id");
+  }
+
+  EncoderFile encoder;
+  const std::size_t count = json.size();
+  encoder.tokens.resize(count);
+  std::vector<bool> seen(count, false);
+  for (const auto& [text, value] : json.items()) {
+    const std::string token = "token '" + text + "'";
+    if (!value.is_number_unsigned()) {
+      throw TokenizerFileError(where + token + " has id " + value.dump() + ", expected an integer >= 0");
+    }
+    const auto id = value.get<std::uint64_t>();
+    if (id >= count) {
+      throw TokenizerFileError(where + token + " has id " + std::to_string(id) + ", but the " +
+                               std::to_string(count) + " ids must be 0.." + std::to_string(count - 1));
+    }
+    if (seen[id]) throw TokenizerFileError(where + "id " + std::to_string(id) + " is used twice (again by " + token + ")");
+    seen[id] = true;
+    if (looks_special(text)) {
+      encoder.tokens[id] = text;
+      encoder.special_ids.push_back(static_cast<TokenId>(id));
+    } else {
+      std::optional<std::string> bytes = alphabet_text_to_bytes(text);
+      if (!bytes || bytes->empty()) {
+        throw TokenizerFileError(where + token + " (id " + std::to_string(id) +
+                                 ") has a character outside GPT-2's byte alphabet");
+      }
+      encoder.tokens[id] = std::move(*bytes);
+    }
+    encoder.id_of.emplace(text, static_cast<TokenId>(id));
+  }
+  std::sort(encoder.special_ids.begin(), encoder.special_ids.end());
+  return encoder;
+}
+
+// The merges of vocab.bpe, and the line each came from.
+struct MergesFile {
+  std::vector<Merge> merges;
+  std::vector<std::size_t> line_numbers;
+};
+
+MergesFile read_merges(const fs::path& path, const EncoderFile& encoder) {
+  const std::string contents = read_whole_file(path);
+  const std::string where = path.string() + ":";
+  if (!contents.empty() && contents.back() != '\n') {
+    throw TokenizerFileError(where + " does not end with a newline: the file looks truncated");
+  }
+  MergesFile file;
+  std::size_t line_number = 0;
+  for (std::size_t start = 0; start < contents.size();) {
+    const std::size_t end = contents.find('\n', start);
+    std::string_view line = std::string_view(contents).substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line_number == 1 && line.starts_with("#version")) continue;
+    const std::string here = where + std::to_string(line_number) + ": ";
+    const std::size_t space = line.find(' ');
+    if (line.empty() || space == 0 || space == std::string_view::npos || space + 1 == line.size() ||
+        line.find(' ', space + 1) != std::string_view::npos) {
+      throw TokenizerFileError(here + "expected two tokens separated by one space, got " + quote_line(line));
+    }
+    Merge merge{};
+    for (const auto& [part, id] : {std::pair{line.substr(0, space), &merge.left},
+                                   std::pair{line.substr(space + 1), &merge.right}}) {
+      const auto found = encoder.id_of.find(std::string(part));
+      if (found == encoder.id_of.end()) {
+        throw TokenizerFileError(here + "'" + std::string(part) + "' is not a token of the encoder file");
+      }
+      *id = found->second;
+    }
+    file.merges.push_back(merge);
+    file.line_numbers.push_back(line_number);
+  }
+  if (file.merges.empty()) throw TokenizerFileError(where + " has no merges");
+  return file;
+}
+
+}  // namespace
+
+BpeVocabulary read_gpt2_vocabulary(const fs::path& encoder_json, const fs::path& vocab_bpe) {
+  EncoderFile encoder = read_encoder(encoder_json);
+  MergesFile merges = read_merges(vocab_bpe, encoder);
+  try {
+    return BpeVocabulary(std::move(encoder.tokens), std::move(merges.merges), std::move(encoder.special_ids));
+  } catch (const MergeError& error) {
+    throw TokenizerFileError(vocab_bpe.string() + ":" + std::to_string(merges.line_numbers[error.merge_index()]) +
+                             ": " + error.what());
+  } catch (const TokenizerError& error) {
+    throw TokenizerFileError(encoder_json.string() + " with " + vocab_bpe.filename().string() + ": " + error.what());
+  }
+}
+
+BpeVocabulary read_gpt2_vocabulary(const fs::path& directory) {
+  if (!fs::is_directory(directory)) {
+    throw TokenizerFileError(directory.string() + ": not a directory (expected one holding " + encoder_file_name +
+                             " and " + merges_file_name + ")");
+  }
+  return read_gpt2_vocabulary(directory / encoder_file_name, directory / merges_file_name);
+}
+
+void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const fs::path& directory) {
+  fs::create_directories(directory);
+  const auto text_of = [&](TokenId id) {
+    const std::string_view bytes = vocabulary.token_bytes(id);
+    return vocabulary.is_special(id) ? std::string(bytes) : bytes_to_alphabet_text(bytes);
+  };
+
+  std::string encoder = "{";
+  for (TokenId id = 0; id < vocabulary.size(); ++id) {
+    // dump(indent -1, ' ', ensure_ascii) escapes as Python's json.dumps does.
+    encoder += (id == 0 ? "" : ", ") + nlohmann::json(text_of(id)).dump(-1, ' ', true) + ": " + std::to_string(id);
+  }
+  encoder += "}";
+
+  std::string merges = "#version: 0.2\n";
+  for (const Merge& merge : vocabulary.merges()) merges += text_of(merge.left) + " " + text_of(merge.right) + "\n";
+
+  for (const auto& [name, contents] : {std::pair{encoder_file_name, &encoder}, std::pair{merges_file_name, &merges}}) {
+    const fs::path path = directory / name;
+    std::ofstream file(path, std::ios::binary);
+    file << *contents;
+    if (!file.flush()) throw TokenizerFileError(path.string() + ": cannot write the file");
+  }
+}
+
+}  // namespace tg::tokenizer

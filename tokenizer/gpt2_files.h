@@ -1,0 +1,41 @@
+// GPT-2's vocabulary files, read and written.
+//
+//   encoder.json  one JSON object: token text -> id, e.g. {"!": 0, ..., "Ġworld": 995,
+//                 ..., "<|endoftext|>": 50256}. Token text is the token's bytes
+//                 in GPT-2's byte alphabet (byte_alphabet.h), except special
+//                 tokens, which are written as themselves: "<|name|>".
+//   vocab.bpe     "#version: 0.2", then one merge per line, in rank order:
+//                 the two token texts separated by one space ("Ġ t"), and a
+//                 final newline.
+//
+// GPT-2's own files are at ../shared/data/gpt2 in this project, or from
+// OpenAI's public GPT-2 release. Trained tokenizers (bpe_trainer.h) are saved
+// in the same format and load the same way.
+//
+// Reading validates everything and throws TokenizerFileError naming the file
+// (and line) at fault: unreadable or malformed JSON, a non-integer, duplicate
+// or out-of-range id, a character outside the byte alphabet, a malformed or
+// unknown merge, a missing final newline (the usual sign of truncation), and
+// the vocabulary invariants of bpe_vocabulary.h.
+#pragma once
+
+#include <filesystem>
+
+#include "tokenizer/bpe_vocabulary.h"
+
+namespace tg::tokenizer {
+
+inline constexpr const char* encoder_file_name = "encoder.json";
+inline constexpr const char* merges_file_name = "vocab.bpe";
+
+BpeVocabulary read_gpt2_vocabulary(const std::filesystem::path& encoder_json,
+                                   const std::filesystem::path& vocab_bpe);
+
+// Reads encoder.json and vocab.bpe from a directory.
+BpeVocabulary read_gpt2_vocabulary(const std::filesystem::path& directory);
+
+// Writes encoder.json and vocab.bpe into a directory (created if needed),
+// in the layout of GPT-2's files: ids in order, non-ASCII as \u escapes.
+void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const std::filesystem::path& directory);
+
+}  // namespace tg::tokenizer
