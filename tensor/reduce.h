@@ -1,6 +1,7 @@
 // Reductions over any set of dims, with keepdim (as in PyTorch). An empty dims
 // list reduces over every dim. Float32 sums accumulate in double precision
 // per output element, in a fixed order, so results do not depend on the thread count.
+// Empty reductions follow PyTorch: sum is 0, mean and var are NaN, max throws.
 #pragma once
 #include <vector>
 

@@ -1,0 +1,59 @@
+// Differentiable matrix product: forward, then backward.
+#include "autograd/matmul_op.h"
+
+#include "autograd/node.h"
+#include "tensor/matmul.h"
+#include "tensor/reduce.h"
+#include "tensor/view.h"
+
+namespace tg {
+
+namespace {
+
+// The last two dims swapped: a view, which matmul hands to BLAS as a transpose flag.
+Tensor matrix_transpose(const Tensor& x) { return raw::transpose(x, -2, -1); }
+
+}  // namespace
+
+// C = A @ B, with A (..., M, K), B (..., K, N), C (..., M, N):
+//   dA = dC @ B^T    (..., M, N) @ (..., N, K)
+//   dB = A^T @ dC    (..., K, M) @ (..., M, N)
+// each summed over the batch dims its operand was broadcast along. A 1-D operand
+// is the matrix forward made of it, (1, K) or (K, 1), squeezed back at the end.
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const bool save_a = any_requires_grad({b}), save_b = any_requires_grad({a});
+  return record("matmul", {a, b}, raw::matmul(a, b),
+                [a = save_a ? a.detach() : Tensor(), b = save_b ? b.detach() : Tensor(), a_shape = a.shape(),
+                 b_shape = b.shape()](const Tensor& dc, const std::vector<bool>& needs) {
+                  // Give dC the dims forward dropped for 1-D operands: (..., M, N).
+                  Tensor dc_matrix = dc;
+                  if (b_shape.size() == 1) dc_matrix = raw::unsqueeze(dc_matrix, dc_matrix.dim());
+                  if (a_shape.size() == 1) dc_matrix = raw::unsqueeze(dc_matrix, dc_matrix.dim() - 1);
+                  Tensor da, db;
+                  if (needs[0]) {
+                    const Tensor b_matrix = b.dim() == 1 ? raw::unsqueeze(b, 1) : b;         // (..., K, N)
+                    Shape a_matrix_shape = a_shape;                                           // (..., M, K)
+                    if (a_shape.size() == 1) a_matrix_shape.insert(a_matrix_shape.begin(), 1);
+                    da = raw::matmul(dc_matrix, matrix_transpose(b_matrix));
+                    da = raw::reshape(raw::sum_to_shape(da, a_matrix_shape), a_shape);
+                  }
+                  if (needs[1]) {
+                    const Tensor a_matrix = a.dim() == 1 ? raw::unsqueeze(a, 0) : a;  // (..., M, K)
+                    Shape b_matrix_shape = b_shape;                                    // (..., K, N)
+                    if (b_shape.size() == 1) b_matrix_shape.push_back(1);
+                    if (b_matrix_shape.size() == 2 && a_matrix.dim() > 2) {
+                      // One B for every batch: fold the batch into the rows, so one gemm
+                      // (K, B*M) @ (B*M, N) sums over the batch instead of a sum over B gemms.
+                      const int64_t k = a_matrix.size(-1), n = dc_matrix.size(-1);
+                      db = raw::matmul(matrix_transpose(raw::reshape(a_matrix, {-1, k})),
+                                       raw::reshape(dc_matrix, {-1, n}));
+                    } else {
+                      db = raw::sum_to_shape(raw::matmul(matrix_transpose(a_matrix), dc_matrix), b_matrix_shape);
+                    }
+                    db = raw::reshape(db, b_shape);
+                  }
+                  return std::vector<Tensor>{da, db};
+                });
+}
+
+}  // namespace tg

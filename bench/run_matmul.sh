@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Matrix products through the tensor layer vs bare cblas_sgemm: interleaved
+# repetitions, medians, and the ratio tensor / BLAS per shape (1.00 = no overhead).
+#   bash bench/run_matmul.sh [threads=2]
+# BENCH_BUILD_DIR=<dir> runs an existing build instead of building build/release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+threads="${1:-2}"
+if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
+  build_dir="$BENCH_BUILD_DIR"
+else
+  bash scripts/build.sh release --target bench_matmul >/dev/null
+  build_dir=build/release
+fi
+json=$(mktemp)
+OMP_NUM_THREADS="$threads" "$build_dir/bench/bench_matmul" --benchmark_repetitions=7 \
+  --benchmark_enable_random_interleaving=true --benchmark_format=json --benchmark_out="$json" \
+  --benchmark_out_format=json >/dev/null
+python3 - "$json" <<'PY'
+import json, statistics, sys
+report = json.load(open(sys.argv[1]))
+gflops = {}
+for run in report["benchmarks"]:
+    if run.get("run_type") == "iteration":
+        case, side = run["run_name"].removesuffix("/real_time").rsplit("/", 1)
+        gflops.setdefault(case, {}).setdefault(side, []).append(run["GFLOP/s"])
+print(report["context"].get("threads", ""), "- medians of 7 interleaved repetitions")
+print(f"{'shape':<24}{'tensor GF/s':>12}{'BLAS GF/s':>11}{'ratio':>8}")
+for case, sides in gflops.items():
+    tensor, blas = statistics.median(sides["tensor"]), statistics.median(sides["blas"])
+    print(f"{case:<24}{tensor:>12.1f}{blas:>11.1f}{tensor / blas:>8.3f}")
+PY
+rm -f "$json"

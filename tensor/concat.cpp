@@ -1,0 +1,63 @@
+#include "tensor/concat.h"
+
+#include <algorithm>
+
+#include "tensor/view.h"
+
+namespace tg::raw {
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  check(!tensors.empty(), "cat: needs at least one tensor");
+  const Tensor& first = tensors.front();
+  check(first.dim() >= 1, "cat: cannot join 0-d tensors (shape ", first.shape(), ")");
+  dim = normalize_dim(dim, first.dim(), "cat");
+  Shape out_shape = first.shape();
+  out_shape[dim] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    check(t.dtype() == first.dtype(), "cat: tensor ", i, " has dtype ", dtype_name(t.dtype()), " (shape ", t.shape(),
+          ") but tensor 0 has dtype ", dtype_name(first.dtype()), " (shape ", first.shape(), ")");
+    bool same_elsewhere = t.dim() == first.dim();
+    for (int64_t d = 0; d < first.dim() && same_elsewhere; ++d) same_elsewhere = d == dim || t.size(d) == first.size(d);
+    check(same_elsewhere, "cat: tensor ", i, " has shape ", t.shape(), " but tensor 0 has shape ", first.shape(),
+          "; they must match in every dim but dim ", dim);
+    out_shape[dim] += t.size(dim);
+  }
+  Tensor out = Tensor::empty(out_shape, first.dtype());
+  int64_t start = 0;
+  for (const Tensor& t : tensors) {
+    copy_(narrow(out, dim, start, t.size(dim)), t);
+    start += t.size(dim);
+  }
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+  dim = normalize_dim(dim, x.dim(), "split");
+  check(x.dim() >= 1, "split: cannot split a 0-d tensor");
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    check(size >= 0, "split: negative size ", size, " in sizes ", Shape(sizes));
+    total += size;
+  }
+  check(total == x.size(dim), "split: sizes ", Shape(sizes), " sum to ", total, ", not to the size ", x.size(dim),
+        " of dim ", dim, " (shape ", x.shape(), ")");
+  std::vector<Tensor> pieces;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    pieces.push_back(narrow(x, dim, start, size));
+    start += size;
+  }
+  return pieces;
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t chunk, int64_t dim) {
+  dim = normalize_dim(dim, x.dim(), "split");
+  check(x.dim() >= 1, "split: cannot split a 0-d tensor");
+  check(chunk > 0, "split: chunk size must be positive, got ", chunk);
+  std::vector<int64_t> sizes;
+  for (int64_t start = 0; start < x.size(dim); start += chunk) sizes.push_back(std::min(chunk, x.size(dim) - start));
+  return split(x, sizes, dim);
+}
+
+}  // namespace tg::raw

@@ -1,0 +1,332 @@
+#include "tensor/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <tuple>
+#include <nlohmann/json.hpp>
+
+#include "tensor/view.h"
+
+namespace tg {
+
+// The data is copied byte for byte between memory and file, which is only right
+// on a little-endian machine (every machine we build for).
+static_assert(std::endian::native == std::endian::little, "safetensors stores little-endian data");
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kMetadataKey = "__metadata__";
+constexpr size_t kLengthFieldBytes = 8;
+
+const char* format_dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "F32";
+    case DType::Float64: return "F64";
+    case DType::Int64: return "I64";
+    case DType::Bool: return "BOOL";
+  }
+  return "?";
+}
+
+bool parse_dtype(const std::string& name, DType& dtype) {
+  for (DType candidate : {DType::Float32, DType::Float64, DType::Int64, DType::Bool}) {
+    if (name == format_dtype_name(candidate)) {
+      dtype = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- writing
+
+// The JSON header, padded with spaces so the data starts 8-byte aligned in the file.
+std::string make_header(const std::string& path, const std::vector<NamedTensor>& tensors, const Metadata& metadata) {
+  Json header = Json::object();
+  uint64_t offset = 0;
+  for (const NamedTensor& named : tensors) {
+    check(named.tensor.defined(), "save_safetensors: ", path, ": tensor '", named.name, "' is undefined");
+    check(named.name != kMetadataKey, "save_safetensors: ", path, ": '", kMetadataKey, "' is reserved for metadata");
+    check(!header.contains(named.name), "save_safetensors: ", path, ": two tensors are named '", named.name, "'");
+    const uint64_t bytes = static_cast<uint64_t>(named.tensor.numel()) * dtype_size(named.tensor.dtype());
+    header[named.name] = {{"dtype", format_dtype_name(named.tensor.dtype())},
+                          {"shape", named.tensor.shape()},
+                          {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  return text;
+}
+
+// Removes the temporary file unless the save got as far as renaming it.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::string& target) {
+    // Same directory as the target, so the final rename cannot cross file systems.
+    static std::atomic<uint64_t> counter{0};
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+      path_ = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
+      if (fd_ < 0 && (errno != EEXIST || attempt > 100)) fail_io("cannot create");
+    }
+  }
+  ~TemporaryFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  void write(const void* bytes, size_t count) {
+    const char* next = static_cast<const char*>(bytes);
+    while (count > 0) {
+      const ssize_t written = ::write(fd_, next, count);
+      if (written < 0 && errno == EINTR) continue;
+      if (written < 0) fail_io("cannot write");
+      next += written;
+      count -= static_cast<size_t>(written);
+    }
+  }
+
+  // fsync, close, then rename over the target: readers see the old file or the
+  // new one, never a mix, and the data is on disk before the name points at it.
+  void commit(const std::string& target) {
+    if (::fsync(fd_) != 0) fail_io("cannot flush");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail_io("cannot close");
+    if (::rename(path_.c_str(), target.c_str()) != 0) fail_io("cannot rename over the target");
+    committed_ = true;
+    // Make the rename itself durable (best effort: some file systems refuse to fsync a directory).
+    std::string directory = std::filesystem::path(target).parent_path().string();
+    const int directory_fd = ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory_fd >= 0) {
+      ::fsync(directory_fd);
+      ::close(directory_fd);
+    }
+  }
+
+ private:
+  [[noreturn]] void fail_io(const char* what) const {
+    fail("save_safetensors: ", what, " '", path_, "': ", std::strerror(errno));
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// ---------------------------------------------------------------- reading
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;  // byte offsets into the data region
+};
+
+struct CloseFile {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+
+// Every problem with a file is reported as "load_safetensors: <path>: <what>".
+template <class... Parts>
+[[noreturn]] void fail_load(const std::string& path, Parts&&... parts) {
+  fail("load_safetensors: ", path, ": ", std::forward<Parts>(parts)...);
+}
+
+// A non-negative JSON integer (a size or an offset).
+uint64_t read_count(const std::string& path, const std::string& where, const Json& value) {
+  if (value.is_number_unsigned()) {
+    const uint64_t count = value.get<uint64_t>();
+    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail_load(path, where, " is too large");
+    return count;
+  }
+  if (value.is_number_integer()) fail_load(path, where, " is negative (", value.dump(), ")");
+  fail_load(path, where, " must be an integer, got ", value.dump());
+}
+
+Entry parse_entry(const std::string& path, const std::string& name, const Json& value) {
+  const std::string what = "tensor '" + name + "'";
+  if (!value.is_object()) fail_load(path, what, ": entry must be an object, got ", value.dump());
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!value.contains(field)) fail_load(path, what, ": missing \"", field, "\"");
+
+  Entry entry{name, DType::Float32, {}, 0, 0};
+  const Json& dtype = value["dtype"];
+  if (!dtype.is_string()) fail_load(path, what, ": \"dtype\" must be a string, got ", dtype.dump());
+  if (!parse_dtype(dtype.get<std::string>(), entry.dtype))
+    fail_load(path, what, ": unsupported dtype ", dtype.dump(), " (supported: F32, F64, I64, BOOL)");
+
+  const Json& shape = value["shape"];
+  if (!shape.is_array()) fail_load(path, what, ": \"shape\" must be an array, got ", shape.dump());
+  uint64_t bytes = dtype_size(entry.dtype);
+  for (const Json& size : shape) {
+    const uint64_t count = read_count(path, what + ": a size in \"shape\"", size);
+    entry.shape.push_back(static_cast<int64_t>(count));
+    if (__builtin_mul_overflow(bytes, count, &bytes)) fail_load(path, what, ": shape ", shape.dump(), " is too large");
+  }
+
+  const Json& offsets = value["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2)
+    fail_load(path, what, ": \"data_offsets\" must be [begin, end], got ", offsets.dump());
+  entry.begin = read_count(path, what + ": \"data_offsets\"", offsets[0]);
+  entry.end = read_count(path, what + ": \"data_offsets\"", offsets[1]);
+  if (entry.end < entry.begin) fail_load(path, what, ": data_offsets ", offsets.dump(), " end before they begin");
+  if (entry.end - entry.begin != bytes)
+    fail_load(path, what, ": data_offsets ", offsets.dump(), " span ", entry.end - entry.begin, " bytes but shape ",
+              entry.shape, " of ", dtype.get<std::string>(), " needs ", bytes);
+  return entry;
+}
+
+Metadata parse_metadata(const std::string& path, const Json& value) {
+  if (!value.is_object()) fail_load(path, "\"", kMetadataKey, "\" must be an object, got ", value.dump());
+  Metadata metadata;
+  for (const auto& [key, text] : value.items()) {
+    if (!text.is_string()) fail_load(path, "metadata \"", key, "\" must be a string, got ", text.dump());
+    metadata[key] = text.get<std::string>();
+  }
+  return metadata;
+}
+
+// The tensors must tile the data region exactly: sorted by offset, each begins
+// where the previous one ended and the last ends at the end of the file.
+void check_layout(const std::string& path, const std::vector<Entry>& sorted, uint64_t data_bytes) {
+  uint64_t covered = 0;
+  const Entry* previous = nullptr;
+  for (const Entry& entry : sorted) {
+    if (entry.end > data_bytes)
+      fail_load(path, "tensor '", entry.name, "' ends at byte ", entry.end, " of the data but the file holds only ",
+                data_bytes, " bytes of data (truncated?)");
+    if (entry.begin < covered)
+      fail_load(path, "tensors '", previous->name, "' [", previous->begin, ", ", previous->end, ") and '", entry.name,
+                "' [", entry.begin, ", ", entry.end, ") overlap");
+    if (entry.begin > covered)
+      fail_load(path, "a hole of ", entry.begin - covered, " bytes in the data before tensor '", entry.name, "'");
+    covered = entry.end;
+    previous = &entry;
+  }
+  if (covered != data_bytes)
+    fail_load(path, data_bytes - covered, " trailing bytes after the last tensor (the data region holds ", data_bytes,
+              " bytes, the tensors cover ", covered, ")");
+}
+
+// A bool must be stored as 0 or 1: any other byte read as a C++ bool is undefined behaviour.
+void check_bools(const std::string& path, const Entry& entry, const unsigned char* bytes) {
+  for (uint64_t i = 0; i < entry.end - entry.begin; ++i)
+    if (bytes[i] > 1)
+      fail_load(path, "BOOL tensor '", entry.name, "' holds the byte ", static_cast<int>(bytes[i]), " at element ", i,
+                " (only 0 and 1 are booleans)");
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors, const Metadata& metadata) {
+  const std::string header = make_header(path, tensors, metadata);
+  unsigned char length[kLengthFieldBytes];
+  for (size_t i = 0; i < kLengthFieldBytes; ++i) length[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+
+  TemporaryFile file(path);
+  file.write(length, sizeof(length));
+  file.write(header.data(), header.size());
+  for (const NamedTensor& named : tensors) {
+    const Tensor data = raw::contiguous(named.tensor);
+    const auto* first = static_cast<const char*>(data.storage()->data()) + data.offset() * dtype_size(data.dtype());
+    file.write(first, static_cast<size_t>(data.numel()) * dtype_size(data.dtype()));
+  }
+  file.commit(path);
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
+  if (!file) fail_load(path, "cannot open: ", std::strerror(errno));
+  struct stat status {};
+  if (::fstat(::fileno(file.get()), &status) != 0) fail_load(path, "cannot stat: ", std::strerror(errno));
+  const uint64_t file_bytes = static_cast<uint64_t>(status.st_size);
+  auto read_exactly = [&](void* into, uint64_t count, const char* what) {
+    if (count > 0 && std::fread(into, 1, count, file.get()) != count) fail_load(path, "cannot read the ", what);
+  };
+
+  if (file_bytes < kLengthFieldBytes)
+    fail_load(path, "the file is ", file_bytes, " bytes long, too short for the 8-byte header length");
+  unsigned char length_bytes[kLengthFieldBytes];
+  read_exactly(length_bytes, kLengthFieldBytes, "header length");
+  uint64_t header_bytes = 0;
+  for (size_t i = 0; i < kLengthFieldBytes; ++i) header_bytes |= uint64_t{length_bytes[i]} << (8 * i);
+  if (header_bytes > file_bytes - kLengthFieldBytes)
+    fail_load(path, "header length ", header_bytes, " is larger than the ", file_bytes - kLengthFieldBytes,
+              " bytes that follow it (truncated, or not a safetensors file)");
+
+  std::string header_text(header_bytes, '\0');
+  read_exactly(header_text.data(), header_bytes, "header");
+  Json header;
+  try {
+    header = Json::parse(header_text);
+  } catch (const Json::parse_error& error) {
+    fail_load(path, "the header is not valid JSON: ", error.what());
+  }
+  if (!header.is_object()) fail_load(path, "the header must be a JSON object, got ", header.type_name());
+
+  SafetensorsFile result;
+  result.path = path;
+  std::vector<Entry> entries;
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey)
+      result.metadata = parse_metadata(path, value);
+    else
+      entries.push_back(parse_entry(path, name, value));
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
+  const uint64_t data_bytes = file_bytes - kLengthFieldBytes - header_bytes;
+  check_layout(path, entries, data_bytes);
+
+  // One aligned buffer for all the data; tensors are views into it.
+  std::shared_ptr<Storage> data = Storage::allocate(data_bytes);
+  read_exactly(data->data(), data_bytes, "tensor data");
+  const auto* data_bytes_begin = static_cast<const unsigned char*>(data->data());
+  for (const Entry& entry : entries) {
+    if (entry.dtype == DType::Bool) check_bools(path, entry, data_bytes_begin + entry.begin);
+    const uint64_t element_bytes = dtype_size(entry.dtype);
+    Tensor tensor;
+    if (entry.begin % element_bytes == 0) {
+      tensor = Tensor::view_of(data, entry.dtype, entry.shape, contiguous_strides(entry.shape),
+                               static_cast<int64_t>(entry.begin / element_bytes));
+    } else {  // misaligned for its type: reading it in place would be undefined behaviour
+      tensor = Tensor::empty(entry.shape, entry.dtype);
+      std::memcpy(tensor.storage()->data(), data_bytes_begin + entry.begin, entry.end - entry.begin);
+    }
+    tensor.set_name(entry.name);
+    result.tensors.push_back({entry.name, std::move(tensor)});
+  }
+  return result;
+}
+
+const Tensor* SafetensorsFile::find(const std::string& name) const {
+  for (const NamedTensor& named : tensors)
+    if (named.name == name) return &named.tensor;
+  return nullptr;
+}
+
+Tensor SafetensorsFile::at(const std::string& name) const {
+  const Tensor* tensor = find(name);
+  if (tensor == nullptr) fail("safetensors: no tensor named '", name, "' in ", path);
+  return *tensor;
+}
+
+}  // namespace tg

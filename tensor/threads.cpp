@@ -1,0 +1,38 @@
+#include "tensor/threads.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <string>
+
+#include "tensor/error.h"
+
+namespace tg {
+
+void set_num_threads(int threads) {
+  check(threads >= 1, "set_num_threads: need at least 1 thread, got ", threads);
+  omp_set_num_threads(threads);
+  // The OpenMP build of OpenBLAS follows omp_get_max_threads() at each call;
+  // setting its own count too keeps openblas_get_num_threads() truthful.
+  openblas_set_num_threads(threads);
+}
+
+int num_threads() { return omp_get_max_threads(); }
+
+namespace {
+std::string count_of(int count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+}  // namespace
+
+std::string thread_info() {
+  const char* parallel_kinds[] = {"sequential", "pthreads", "OpenMP"};
+  const int parallel = openblas_get_parallel();
+  const std::string blas_kind = parallel >= 0 && parallel <= 2 ? parallel_kinds[parallel] : "unknown";
+  std::string config = openblas_get_config();
+  while (!config.empty() && config.back() == ' ') config.pop_back();
+  return count_of(num_threads(), "OpenMP thread") + "; " + config + " (" + blas_kind + " build), " +
+         count_of(openblas_get_num_threads(), "thread");
+}
+
+}  // namespace tg
