@@ -11,7 +11,6 @@
 // -inf - -inf = NaN everywhere, as in PyTorch. Sums accumulate in double.
 #include "tensor/softmax.h"
 
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "tensor/strided_loop.h"
+#include "tensor/vector_math.h"
 #include "tensor/view.h"
 
 namespace tg::raw {
@@ -32,70 +32,11 @@ namespace {
 
 constexpr int64_t kLanes = 16;  // independent partial results per row, so the compiler vectorises
 
-// exp for float32, about 1 ulp, in a scalar and an AVX2 version that give
-// bitwise the same results (the same operations, fused multiply-adds written
-// out). std::exp is a libm call the compiler cannot vectorise (glibc's vector
-// exp needs -ffast-math, which we do not use), and exp is most of softmax's work.
-// Without AVX2 + FMA only the scalar version runs (std::fma may then be a libm call).
-//
-// Cephes' method: exp(x) = 2^n * exp(r) with n = round(x / ln 2) and
-// r = x - n ln 2 in [-ln2/2, ln2/2] (ln 2 split in two parts so n ln 2 is
-// exact), exp(r) by a degree-7 polynomial. Below -87 (exp < 2^-125, the bottom
-// of float's normal range) it returns 0, so exp(-inf) = 0 exactly; NaN stays
-// NaN. Softmax only exponentiates x - max <= 0; above 88 the input is clamped.
-constexpr float kExpLow = -87.0f, kExpHigh = 88.0f;
-constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer, kept in the low bits
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
-constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-
-inline float exp_float(float x) {
-  float clamped = x < kExpLow ? kExpLow : x;  // NaN fails both tests and passes through
-  clamped = clamped > kExpHigh ? kExpHigh : clamped;
-  const float shifted = std::fma(clamped, kLog2e, kShifter);
-  const float n = shifted - kShifter;
-  const float r = std::fma(-n, kLn2Low, std::fma(-n, kLn2High, clamped));
-  float p = kExpPoly[0];
-  for (int k = 1; k < 6; ++k) p = std::fma(p, r, kExpPoly[k]);
-  const float exp_r = std::fma(p, r * r, r) + 1.0f;
-  // 2^n assembled in the exponent bits.
-  const uint32_t n_bits = std::bit_cast<uint32_t>(shifted) - std::bit_cast<uint32_t>(kShifter);
-  const float two_to_n = std::bit_cast<float>((n_bits + 127u) << 23);
-  return x < kExpLow ? 0.0f : exp_r * two_to_n;
-}
-
-#if defined(__AVX2__) && defined(__FMA__)
-inline __m256 exp_float8(__m256 x) {
-  // max/min return their second operand when one is NaN: x comes second, so NaN passes through.
-  const __m256 clamped = _mm256_min_ps(_mm256_set1_ps(kExpHigh), _mm256_max_ps(_mm256_set1_ps(kExpLow), x));
-  const __m256 shifter = _mm256_set1_ps(kShifter);
-  const __m256 shifted = _mm256_fmadd_ps(clamped, _mm256_set1_ps(kLog2e), shifter);
-  const __m256 n = _mm256_sub_ps(shifted, shifter);
-  const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), clamped));
-  __m256 p = _mm256_set1_ps(kExpPoly[0]);
-  for (int k = 1; k < 6; ++k) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpPoly[k]));
-  const __m256 exp_r = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-  const __m256i n_bits = _mm256_sub_epi32(_mm256_castps_si256(shifted), _mm256_castps_si256(shifter));
-  const __m256 two_to_n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n_bits, _mm256_set1_epi32(127)), 23));
-  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(kExpLow), _CMP_LT_OQ);
-  return _mm256_andnot_ps(underflow, _mm256_mul_ps(exp_r, two_to_n));
-}
-#endif
-
 // out[i] = exp(x[i] - shift)
 template <class T>
 void exp_shifted(const T* __restrict__ x, T shift, T* __restrict__ out, int64_t n) {
-  int64_t i = 0;
-  if constexpr (std::is_same_v<T, float>) {
-#if defined(__AVX2__) && defined(__FMA__)
-    const __m256 shift8 = _mm256_set1_ps(shift);
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, exp_float8(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift8)));
-#endif
-    for (; i < n; ++i) out[i] = exp_float(x[i] - shift);
-  } else {
-    for (; i < n; ++i) out[i] = std::exp(x[i] - shift);
-  }
+  // exp_fast (tensor/vector_math.h) vectorises; std::exp would be a libm call per element.
+  for (int64_t i = 0; i < n; ++i) out[i] = exp_fast(x[i] - shift);
 }
 
 template <class T>

@@ -108,9 +108,9 @@ TEST_CASE("float32 exp inside softmax is accurate over its whole range") {
   }
 }
 
-TEST_CASE("the vectorised and scalar float32 exp agree bitwise") {
-  // Rows of 9: elements 0..7 go through the 8-wide exp, element 8 through the
-  // scalar one; giving both the same value must give the same output.
+TEST_CASE("the vectorised loop body and its scalar tail give bitwise the same exp") {
+  // Rows of 9: elements 0..7 go through the 8-wide loop body, element 8 through the
+  // scalar tail; giving both the same value must give the same output.
   Generator generator(6);
   const Tensor x = uniform({200, 9}, -90, 0, generator, DType::Float32);
   float* values = x.data<float>();
