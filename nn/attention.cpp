@@ -1,0 +1,47 @@
+#include "nn/attention.h"
+
+#include "autograd/ops.h"
+#include "nn/functional/attention.h"
+#include "nn/functional/rope.h"
+
+namespace tg::nn {
+
+CausalSelfAttention::CausalSelfAttention(const TransformerOptions& options, std::shared_ptr<Generator> dropout_generator)
+    : options_(options) {
+  options.validate();
+  const int64_t channels = options.n_embd;
+  qkv_ = register_module("qkv", std::make_shared<Linear>(channels, 3 * channels, options.bias, options.dtype));
+  c_proj_ = register_module("c_proj", std::make_shared<Linear>(channels, channels, options.bias, options.dtype));
+  dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, std::move(dropout_generator)));
+}
+
+void CausalSelfAttention::check_input(const Tensor& x) const {
+  check(x.dim() == 3 && x.size(2) == options_.n_embd, "CausalSelfAttention: input of shape ", x.shape(),
+        " must be (B, T, C) with C = ", options_.n_embd);
+}
+
+CausalSelfAttention::Heads CausalSelfAttention::split_heads(const Tensor& qkv, int64_t position_offset) const {
+  const int64_t batch = qkv.size(0), time = qkv.size(1);
+  const Tensor parts = view(qkv, {batch, time, 3, options_.n_head, options_.head_size()});  // (B, T, 3, NH, HS)
+  auto part = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };  // (B, NH, T, HS)
+  Heads heads{part(0), part(1), part(2)};
+  if (options_.rope) {
+    heads.q = rope(heads.q, position_offset, options_.rope_base);
+    heads.k = rope(heads.k, position_offset, options_.rope_base);
+  }
+  return heads;
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x) const {
+  check_input(x);
+  const Heads heads = split_heads(qkv_->forward(x), 0);          // (B, NH, T, HS) each
+  const Tensor merged = causal_attention(heads.q, heads.k, heads.v);  // (B, T, C)
+  return dropout_->forward(c_proj_->forward(merged));             // (B, T, C)
+}
+
+std::string CausalSelfAttention::describe() const {
+  return "CausalSelfAttention(n_embd=" + std::to_string(options_.n_embd) + ", n_head=" + std::to_string(options_.n_head) +
+         (options_.rope ? ", rope)" : ")");
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,46 @@
+// The generation path of attention and of a block: the same math as forward(),
+// for the newest positions only, with the earlier keys and values read from a
+// KV cache. Kept apart so the training forward stays free of inference concerns.
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "nn/attention.h"
+#include "nn/block.h"
+#include "nn/functional/attention.h"
+#include "tensor/view.h"
+
+namespace tg::nn {
+
+KVCache CausalSelfAttention::make_cache(int64_t batch, int64_t capacity) const {
+  check(batch > 0 && capacity > 0, "make_cache: batch and capacity must be positive, got ", batch, " and ", capacity);
+  const Shape shape{batch, options_.n_head, capacity, options_.head_size()};  // (B, NH, capacity, HS)
+  return KVCache{Tensor::empty(shape, options_.dtype), Tensor::empty(shape, options_.dtype), 0};
+}
+
+Tensor CausalSelfAttention::forward_cached(const Tensor& x, KVCache& cache) const {
+  check_input(x);
+  check(cache.keys.defined() && cache.values.defined(), "CausalSelfAttention::forward_cached: the cache is empty; make it with make_cache");
+  const int64_t batch = x.size(0), new_positions = x.size(1), start = cache.length;
+  const int64_t capacity = cache.keys.size(2);
+  check(cache.keys.size(0) == batch, "CausalSelfAttention::forward_cached: input of shape ", x.shape(),
+        " for a cache of batch ", cache.keys.size(0));
+  check(start + new_positions <= capacity, "CausalSelfAttention::forward_cached: ", start, " cached + ", new_positions,
+        " new positions exceed the cache capacity ", capacity);
+  NoGradGuard no_grad;
+  // New positions sit at absolute positions start .. start + Tnew - 1 (RoPE rotates by those).
+  const Heads heads = split_heads(qkv_->forward(x), start);  // (B, NH, Tnew, HS) each
+  raw::copy_(raw::narrow(cache.keys, 2, start, new_positions), heads.k);
+  raw::copy_(raw::narrow(cache.values, 2, start, new_positions), heads.v);
+  cache.length = start + new_positions;
+  const Tensor keys = raw::narrow(cache.keys, 2, 0, cache.length);      // (B, NH, Tk, HS)
+  const Tensor values = raw::narrow(cache.values, 2, 0, cache.length);  // (B, NH, Tk, HS)
+  const Tensor merged = causal_attention(heads.q, keys, values);       // (B, Tnew, C)
+  return dropout_->forward(c_proj_->forward(merged));
+}
+
+Tensor Block::forward_cached(const Tensor& x, KVCache& cache) const {
+  NoGradGuard no_grad;
+  const Tensor attended = add(x, attn_->forward_cached(ln_1_->forward(x), cache));  // (B, Tnew, C)
+  return add(attended, mlp_->forward(ln_2_->forward(attended)));
+}
+
+}  // namespace tg::nn

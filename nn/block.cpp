@@ -1,0 +1,20 @@
+#include "nn/block.h"
+
+#include "autograd/ops.h"
+
+namespace tg::nn {
+
+Block::Block(const TransformerOptions& options, std::shared_ptr<Generator> dropout_generator) {
+  options.validate();
+  ln_1_ = register_module("ln_1", std::make_shared<LayerNorm>(options.n_embd, options.bias, options.layer_norm_eps, options.dtype));
+  attn_ = register_module("attn", std::make_shared<CausalSelfAttention>(options, dropout_generator));
+  ln_2_ = register_module("ln_2", std::make_shared<LayerNorm>(options.n_embd, options.bias, options.layer_norm_eps, options.dtype));
+  mlp_ = register_module("mlp", std::make_shared<MLP>(options, std::move(dropout_generator)));
+}
+
+Tensor Block::forward(const Tensor& x) const {
+  const Tensor attended = add(x, attn_->forward(ln_1_->forward(x)));  // (B, T, C)
+  return add(attended, mlp_->forward(ln_2_->forward(attended)));     // (B, T, C)
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,36 @@
+// A pre-LayerNorm transformer block (GPT-2):
+//
+//   x = x + attn(ln_1(x))     x (B, T, C)
+//   x = x + mlp(ln_2(x))
+//
+// Normalising before each branch, with the residual stream left untouched,
+// keeps gradients well-scaled through deep stacks.
+#pragma once
+#include <memory>
+
+#include "nn/attention.h"
+#include "nn/layer_norm.h"
+#include "nn/mlp.h"
+
+namespace tg::nn {
+
+class Block : public Module {
+ public:
+  Block(const TransformerOptions& options, std::shared_ptr<Generator> dropout_generator);
+
+  Tensor forward(const Tensor& x) const;  // (B, T, C) -> (B, T, C)
+  // x (B, Tnew, C), the newest positions, with the layer's KV cache (nn/attention_cached.cpp).
+  Tensor forward_cached(const Tensor& x, KVCache& cache) const;
+
+  const CausalSelfAttention& attn() const { return *attn_; }
+  const MLP& mlp() const { return *mlp_; }
+  std::string describe() const override { return "Block"; }
+
+ private:
+  std::shared_ptr<LayerNorm> ln_1_;
+  std::shared_ptr<CausalSelfAttention> attn_;
+  std::shared_ptr<LayerNorm> ln_2_;
+  std::shared_ptr<MLP> mlp_;
+};
+
+}  // namespace tg::nn

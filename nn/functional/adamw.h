@@ -1,0 +1,29 @@
+// One fused AdamW update (Loshchilov & Hutter 2019) over a flat float array, with
+// the exact sequence of float operations of torch.optim.AdamW (torch 1.13,
+// foreach=False), so the two agree to float rounding:
+//
+//   p  = p * (1 - lr * weight_decay)              decoupled weight decay, applied first
+//   m  = beta1 m + (1 - beta1) g
+//   v  = beta2 v + (1 - beta2) g^2
+//   p  = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+//
+// t = step is 1-based. The scalar factors are computed in double, as Python does,
+// then rounded to float. One pass reads p, g, m, v and writes p, m, v.
+#pragma once
+#include <cstdint>
+
+namespace tg::nn {
+
+struct AdamWSettings {
+  float lr;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+};
+
+// param, grad, m, v: `count` floats each (m and v start at zero before step 1).
+void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWSettings& settings,
+                int64_t step);
+
+}  // namespace tg::nn

@@ -1,0 +1,31 @@
+// Causal scaled dot-product attention (Vaswani et al. 2017), the heart of a GPT block.
+//
+// Letters: B batch, NH heads, Tq queries, Tk keys (Tk >= Tq), HS head size, C = NH * HS.
+//
+//   q (B, NH, Tq, HS), k (B, NH, Tk, HS), v (B, NH, Tk, HS)  ->  y (B, Tq, C)
+//
+//   scores_ij  = q_i . k_j / sqrt(HS)                       for j <= Tk - Tq + i (causal)
+//   weights_ij = softmax_j(scores_ij)                        (0 for the masked j)
+//   y_i        = sum_j weights_ij v_j,  heads concatenated along the last dim
+//
+// Query i sits at absolute position Tk - Tq + i: with Tq == Tk this is the usual
+// causal mask; with Tq < Tk the queries are the newest positions and k, v hold the
+// earlier ones too (a KV cache during generation). The mask is never built as a
+// tensor. q, k, v may be any strided views whose last dim is contiguous — in a GPT
+// they are permuted slices of one fused QKV projection, and are read in place.
+// y comes out contiguous with the heads already concatenated, ready for the output
+// projection. Float32 or float64.
+#pragma once
+#include "tensor/tensor.h"
+
+namespace tg::nn {
+
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);
+// The same composed of autograd ops: matmul, a masked_fill with a materialised
+// (Tq, Tk) mask, softmax, matmul, permute, reshape.
+Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v);
+// The attention weights of one call, (B, NH, Tq, Tk), zeros above the causal
+// diagonal (for inspection; not differentiable).
+Tensor causal_attention_weights(const Tensor& q, const Tensor& k);
+
+}  // namespace tg::nn

@@ -1,0 +1,113 @@
+// Rotary position embedding: forward and backward kernels, and the op.
+//
+// A rotation's inverse is its transpose (rotation by -angle), so the backward is
+// the same kernel run on the gradient with the sines negated:
+//
+//   dx_2i   =  dy_2i cos + dy_2i+1 sin
+//   dx_2i+1 = -dy_2i sin + dy_2i+1 cos
+#include "nn/functional/rope.h"
+
+#include <cmath>
+#include <vector>
+
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "tensor/strided_loop.h"
+#include "tensor/view.h"
+
+namespace tg::nn {
+
+namespace {
+
+// cos and sin of pos * base^(-2i/HS) for t in [0, T), i in [0, HS/2): two (T, HS/2) tables.
+// Computed in double, then rounded, so float32 tables are correctly rounded.
+template <class T>
+void rotation_tables(int64_t positions, int64_t head_size, int64_t position_offset, double base, std::vector<T>& cosines,
+                     std::vector<T>& sines) {
+  const int64_t pairs = head_size / 2;
+  cosines.resize(positions * pairs);
+  sines.resize(positions * pairs);
+  for (int64_t t = 0; t < positions; ++t) {
+    for (int64_t i = 0; i < pairs; ++i) {
+      const double frequency = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(head_size));
+      const double angle = static_cast<double>(position_offset + t) * frequency;
+      cosines[t * pairs + i] = static_cast<T>(std::cos(angle));
+      sines[t * pairs + i] = static_cast<T>(std::sin(angle));
+    }
+  }
+}
+
+// x (B, NH, T, HS) strided (last dim contiguous) -> y (B, NH, T, HS) contiguous.
+// direction +1 rotates forward; -1 rotates back (the backward).
+template <class T>
+void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
+                 const std::vector<T>& sines, T direction) {
+  const int64_t batch = shape[0], heads = shape[1], positions = shape[2], head_size = shape[3];
+  const int64_t pairs = head_size / 2;
+  const int64_t rows = batch * heads * positions;
+#pragma omp parallel for schedule(static) if (rows * head_size >= kParallelThreshold)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t t = row % positions, h = (row / positions) % heads, b = row / (positions * heads);
+    const T* x_row = x + b * x_strides[0] + h * x_strides[1] + t * x_strides[2];
+    T* y_row = y + row * head_size;
+    const T* cos_row = cosines.data() + t * pairs;
+    const T* sin_row = sines.data() + t * pairs;
+#pragma omp simd
+    for (int64_t i = 0; i < pairs; ++i) {
+      const T even = x_row[2 * i], odd = x_row[2 * i + 1];
+      const T sine = direction * sin_row[i];
+      y_row[2 * i] = even * cos_row[i] - odd * sine;
+      y_row[2 * i + 1] = even * sine + odd * cos_row[i];
+    }
+  }
+}
+
+void check_arguments(const Tensor& x) {
+  check(x.dim() == 4 && x.size(3) % 2 == 0 && is_floating(x.dtype()),
+        "rope: x must be floating (B, NH, T, HS) with HS even, got ", dtype_name(x.dtype()), " of shape ", x.shape());
+}
+
+}  // namespace
+
+Tensor rope(const Tensor& x, int64_t position_offset, double base) {
+  check_arguments(x);
+  const Tensor x_rows = x.size(3) <= 1 || x.stride(3) == 1 ? x : raw::contiguous(x);
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  visit_floating(x.dtype(), "rope", [&]<class T>() {
+    std::vector<T> cosines, sines;
+    rotation_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
+    rope_kernel<T>(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
+  });
+  return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const std::vector<bool>&) {
+    const Tensor dy_rows = dy.stride(3) == 1 ? dy : raw::contiguous(dy);
+    Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
+    visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
+      std::vector<T> cosines, sines;
+      rotation_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
+      rope_kernel<T>(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
+    });
+    return std::vector<Tensor>{dx};
+  });
+}
+
+Tensor rope_reference(const Tensor& x, int64_t position_offset, double base) {
+  check_arguments(x);
+  const int64_t positions = x.size(2), head_size = x.size(3), pairs = head_size / 2;
+  Tensor cosines = Tensor::empty({positions, pairs}, x.dtype());  // (T, HS/2), constants
+  Tensor sines = Tensor::empty({positions, pairs}, x.dtype());
+  visit_floating(x.dtype(), "rope", [&]<class T>() {
+    std::vector<T> cosine_table, sine_table;
+    rotation_tables(positions, head_size, position_offset, base, cosine_table, sine_table);
+    std::copy(cosine_table.begin(), cosine_table.end(), cosines.data<T>());
+    std::copy(sine_table.begin(), sine_table.end(), sines.data<T>());
+  });
+  const Tensor even = tg::slice(x, 3, 0, head_size, 2);  // (B, NH, T, HS/2): x_2i
+  const Tensor odd = tg::slice(x, 3, 1, head_size, 2);   // (B, NH, T, HS/2): x_2i+1
+  const Tensor rotated_even = even * cosines - odd * sines;
+  const Tensor rotated_odd = even * sines + odd * cosines;
+  // Interleave back: (B, NH, T, HS/2, 2) -> (B, NH, T, HS).
+  const Tensor pairs_last = tg::cat({tg::unsqueeze(rotated_even, 4), tg::unsqueeze(rotated_odd, 4)}, 4);
+  return tg::reshape(pairs_last, x.shape());
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,31 @@
+#include "nn/linear.h"
+
+#include "autograd/ops.h"
+
+namespace tg::nn {
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype)
+    : in_features_(in_features), out_features_(out_features) {
+  check(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got in=", in_features, " out=",
+        out_features);
+  weight_ = register_parameter("weight", zeros({out_features, in_features}, dtype));
+  if (bias) bias_ = register_parameter("bias", zeros({out_features}, dtype));
+}
+
+Tensor Linear::forward(const Tensor& x) const {
+  check(x.dim() >= 1 && x.size(-1) == in_features_, "Linear: input of shape ", x.shape(), " needs a last dim of ",
+        in_features_);
+  Shape out_shape = x.shape();
+  out_shape.back() = out_features_;
+  const Tensor rows = x.dim() == 2 ? x : reshape(x, {-1, in_features_});  // (N, in), a view when x allows
+  Tensor y = matmul(rows, transpose(weight_, 0, 1));                     // (N, in) @ (in, out) -> (N, out)
+  if (bias_.defined()) y = add(y, bias_);                                // (N, out) + (out)
+  return x.dim() == 2 ? y : view(y, out_shape);                          // (..., out)
+}
+
+std::string Linear::describe() const {
+  return "Linear(in=" + std::to_string(in_features_) + ", out=" + std::to_string(out_features_) +
+         (bias_.defined() ? ", bias)" : ", no bias)");
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,90 @@
+#include "nn/module.h"
+
+#include <unordered_set>
+
+#include "tensor/factory.h"
+
+namespace tg::nn {
+
+void Module::check_new_name(const std::string& name) const {
+  check(!name.empty() && name.find('.') == std::string::npos, "Module: name '", name,
+        "' must be non-empty and contain no '.' (dots separate the levels of a path)");
+  for (const auto& [existing, parameter] : parameters_)
+    check(existing != name, "Module: a parameter named '", name, "' is already registered");
+  for (const auto& [existing, child] : children_)
+    check(existing != name, "Module: a child module named '", name, "' is already registered");
+}
+
+Tensor Module::register_parameter(const std::string& name, Tensor value) {
+  check_new_name(name);
+  check(value.defined() && is_floating(value.dtype()), "Module: parameter '", name, "' must be a floating-point tensor");
+  value.set_requires_grad(true);
+  parameters_.emplace_back(name, value);
+  return value;
+}
+
+void Module::collect_parameters(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out) const {
+  for (const auto& [name, parameter] : parameters_) out.emplace_back(prefix + name, parameter);
+  for (const auto& [name, child] : children_) child->collect_parameters(prefix + name + ".", out);
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> all;
+  collect_parameters("", all);
+  // A tensor reachable under two names (a tied weight) is one parameter.
+  std::unordered_set<const TensorImpl*> seen;
+  std::vector<std::pair<std::string, Tensor>> unique;
+  for (auto& entry : all)
+    if (seen.insert(&entry.second.impl()).second) unique.push_back(std::move(entry));
+  return unique;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> tensors;
+  for (auto& [name, parameter] : named_parameters()) tensors.push_back(parameter);
+  return tensors;
+}
+
+int64_t Module::parameter_count() const {
+  int64_t count = 0;
+  for (const auto& [name, parameter] : named_parameters()) count += parameter.numel();
+  return count;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (const auto& [name, parameter] : named_parameters())
+    if (parameter.grad().defined()) fill_(parameter.grad(), 0);
+}
+
+namespace {
+
+void print_line(std::ostream& out, const std::string& path, const Module& module) {
+  out << path << module.describe();
+  const char* separator = "  ";
+  for (const auto& [name, parameter] : module.own_parameters()) {
+    out << separator << name << " " << shape_str(parameter.shape());
+    separator = ", ";
+  }
+  out << "\n";
+}
+
+void print_subtree(std::ostream& out, const Module& module, const std::string& prefix) {
+  for (const auto& [name, child] : module.children()) {
+    print_line(out, "  " + prefix + name + ": ", *child);
+    print_subtree(out, *child, prefix + name + ".");
+  }
+}
+
+}  // namespace
+
+void print_tree(std::ostream& out, const Module& module) {
+  print_line(out, "", module);
+  print_subtree(out, module, "");
+}
+
+}  // namespace tg::nn

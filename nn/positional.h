@@ -1,0 +1,53 @@
+// Absolute position encodings, added to the token embeddings:
+//
+//   x (B, T, C) = token_embeddings (B, T, C) + positions(T, offset) (T, C)
+//
+// - LearnedPositions: GPT-2's wpe, a trained (block_size, C) table.
+// - SinusoidalPositions: the fixed table of "Attention Is All You Need" (not a
+//   parameter), for position pos and channel pair (2i, 2i+1):
+//     PE(pos, 2i) = sin(pos / 10000^(2i/C)),   PE(pos, 2i+1) = cos(pos / 10000^(2i/C))
+//
+// The third kind, RoPE, is not added here: it rotates queries and keys inside
+// attention (nn::rope, nn/functional/rope.h; see nn/attention.h).
+//
+// `offset` is the absolute position of the first row: 0 in training, the number
+// of positions already in the KV cache during generation.
+#pragma once
+#include "nn/module.h"
+
+namespace tg::nn {
+
+class AbsolutePositions : public Module {
+ public:
+  // (T, C): the encodings of positions offset .. offset + length - 1.
+  virtual Tensor forward(int64_t length, int64_t offset = 0) const = 0;
+};
+
+class LearnedPositions : public AbsolutePositions {
+ public:
+  // The table starts at zero: initialise it with nn/init.h.
+  LearnedPositions(int64_t block_size, int64_t channels, DType dtype = DType::Float32);
+  // A view of rows offset .. offset + length - 1 (their gradient lands in those rows).
+  Tensor forward(int64_t length, int64_t offset = 0) const override;
+  const Tensor& weight() const { return weight_; }  // (block_size, C)
+  std::string describe() const override;
+
+ private:
+  Tensor weight_;
+};
+
+class SinusoidalPositions : public AbsolutePositions {
+ public:
+  SinusoidalPositions(int64_t block_size, int64_t channels, DType dtype = DType::Float32);
+  Tensor forward(int64_t length, int64_t offset = 0) const override;
+  const Tensor& table() const { return table_; }  // (block_size, C), a constant
+  std::string describe() const override;
+
+ private:
+  Tensor table_;
+};
+
+// The sinusoidal table (positions, C), computed in double precision.
+Tensor sinusoidal_table(int64_t positions, int64_t channels, DType dtype = DType::Float32);
+
+}  // namespace tg::nn

@@ -1,0 +1,112 @@
+#include <doctest/doctest.h>
+
+#include "nn/functional/attention.h"
+#include "test_functional_helpers.h"
+
+using namespace tg;
+
+namespace {
+
+// q, k, v as a GPT makes them: strided views of one (B, T, 3C) projection,
+// qkv -> (B, T, 3, NH, HS) -> select part -> permute to (B, NH, T, HS). No copies.
+std::vector<Tensor> qkv_views(int64_t batch, int64_t positions, int64_t heads, int64_t head_size, Generator& generator,
+                              DType dtype) {
+  const Tensor qkv = randn({batch, positions, 3, heads, head_size}, generator, dtype);
+  std::vector<Tensor> parts;
+  for (int64_t part = 0; part < 3; ++part) {
+    Tensor view = raw::permute(raw::select(qkv, 2, part), {0, 2, 1, 3});
+    view.set_requires_grad();
+    parts.push_back(view);
+  }
+  return parts;
+}
+
+Tensor fused(const std::vector<Tensor>& in) { return nn::causal_attention(in[0], in[1], in[2]); }
+Tensor reference(const std::vector<Tensor>& in) { return nn::causal_attention_reference(in[0], in[1], in[2]); }
+
+}  // namespace
+
+TEST_CASE("causal_attention of one head by hand") {
+  // Two positions, HS = 1: query 0 sees only key 0, so y_0 = v_0; query 1 weighs
+  // keys 0 and 1 by softmax(q_1 k_j / 1) = softmax(0, ln 3) = (1/4, 3/4).
+  const Tensor q = from_vector<double>({5.0, 1.0}, {1, 1, 2, 1});
+  const Tensor k = from_vector<double>({0.0, std::log(3.0)}, {1, 1, 2, 1});
+  const Tensor v = from_vector<double>({8.0, 4.0}, {1, 1, 2, 1});
+  const std::vector<double> y = nn::causal_attention(q, k, v).to_vector<double>();
+  CHECK(y[0] == doctest::Approx(8.0));
+  CHECK(y[1] == doctest::Approx(0.25 * 8 + 0.75 * 4));
+}
+
+TEST_CASE("causal_attention gradients match central differences on strided q, k, v (float64)") {
+  Generator generator(7);
+  test::check_gradients(fused, qkv_views(2, 4, 2, 3, generator, DType::Float64));
+}
+
+TEST_CASE("causal_attention gradients with fewer queries than keys (KV cache)") {
+  Generator generator(8);
+  const Tensor q = test::random_leaf({1, 2, 2, 3}, generator, DType::Float64);
+  const Tensor k = test::random_leaf({1, 2, 5, 3}, generator, DType::Float64);
+  const Tensor v = test::random_leaf({1, 2, 5, 3}, generator, DType::Float64);
+  test::check_gradients(fused, {q, k, v});
+}
+
+TEST_CASE("causal_attention matches its reference composition (float32, several query blocks)") {
+  Generator generator(9);
+  SUBCASE("Tq == Tk, strided views") { test::check_matches_reference(fused, reference, qkv_views(2, 70, 3, 8, generator, DType::Float32)); }
+  SUBCASE("Tq < Tk") {
+    const Tensor q = test::random_leaf({2, 2, 67, 8}, generator);
+    const Tensor k = test::random_leaf({2, 2, 75, 8}, generator);
+    const Tensor v = test::random_leaf({2, 2, 75, 8}, generator);
+    test::check_matches_reference(fused, reference, {q, k, v});
+  }
+  SUBCASE("one query (generation step)") {
+    const Tensor q = test::random_leaf({1, 2, 1, 8}, generator);
+    const Tensor k = test::random_leaf({1, 2, 9, 8}, generator);
+    const Tensor v = test::random_leaf({1, 2, 9, 8}, generator);
+    test::check_matches_reference(fused, reference, {q, k, v});
+  }
+}
+
+TEST_CASE("causal_attention: a later key or value never changes an earlier output") {
+  Generator generator(10);
+  const Tensor q = randn({1, 2, 6, 4}, generator), k = randn({1, 2, 6, 4}, generator), v = randn({1, 2, 6, 4}, generator);
+  const std::vector<float> before = nn::causal_attention(q, k, v).to_vector<float>();
+  // Change position 4 of k and v: outputs at positions 0..3 must be bitwise the same.
+  fill_(raw::narrow(k, 2, 4, 1), 9.0);
+  fill_(raw::narrow(v, 2, 4, 1), -9.0);
+  const std::vector<float> after = nn::causal_attention(q, k, v).to_vector<float>();
+  const size_t channels = 2 * 4;
+  for (size_t i = 0; i < 4 * channels; ++i) CHECK(before[i] == after[i]);
+  bool position_4_changed = false;
+  for (size_t i = 4 * channels; i < 5 * channels; ++i) position_4_changed |= before[i] != after[i];
+  CHECK(position_4_changed);
+}
+
+TEST_CASE("causal_attention_weights are the causal softmax, zero above the diagonal") {
+  Generator generator(11);
+  const Tensor q = randn({2, 2, 3, 4}, generator), k = randn({2, 2, 5, 4}, generator);
+  const Tensor weights = nn::causal_attention_weights(q, k);
+  CHECK(weights.shape() == Shape{2, 2, 3, 5});
+  const std::vector<float> values = weights.to_vector<float>();
+  for (int64_t row = 0; row < 2 * 2 * 3; ++row) {
+    const int64_t query = row % 3, last_visible = 5 - 3 + query;
+    double total = 0;
+    for (int64_t j = 0; j < 5; ++j) {
+      const float w = values[row * 5 + j];
+      if (j > last_visible) CHECK(w == 0.0f);
+      total += w;
+    }
+    CHECK(total == doctest::Approx(1.0).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("causal_attention names the shapes it cannot use") {
+  CHECK_THROWS_WITH_AS(nn::causal_attention(zeros({2, 2, 3, 4}), zeros({2, 2, 3, 8}), zeros({2, 2, 3, 8})),
+                       doctest::Contains("causal_attention: q (2, 2, 3, 4) and k (2, 2, 3, 8) must agree"), Error);
+  CHECK_THROWS_WITH_AS(nn::causal_attention(zeros({1, 1, 4, 2}), zeros({1, 1, 3, 2}), zeros({1, 1, 3, 2})),
+                       doctest::Contains("at least as many keys as queries, got q (1, 1, 4, 2) and k (1, 1, 3, 2)"), Error);
+  CHECK_THROWS_WITH_AS(nn::causal_attention(zeros({1, 4, 2}), zeros({1, 1, 4, 2}), zeros({1, 1, 4, 2})),
+                       doctest::Contains("must be (B, NH, T, HS), got q (1, 4, 2)"), Error);
+  CHECK_THROWS_WITH_AS(nn::causal_attention(zeros({1, 1, 2, 2}), zeros({1, 1, 2, 2}), zeros({1, 1, 3, 2})),
+                       doctest::Contains("k (1, 1, 2, 2) and v (1, 1, 3, 2) must have the same shape"), Error);
+}

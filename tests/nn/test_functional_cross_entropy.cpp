@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "nn/functional/cross_entropy.h"
+#include "tensor/elementwise.h"
+#include "test_functional_helpers.h"
+
+using namespace tg;
+
+TEST_CASE("cross_entropy by hand") {
+  // Uniform logits over 4 classes: the loss is ln 4 whatever the target.
+  const Tensor logits = zeros({2, 4}, DType::Float64);
+  CHECK(nn::cross_entropy(logits, from_vector<int64_t>({1, 3})).item<double>() == doctest::Approx(std::log(4.0)));
+  // Logits (0, ln 3): probabilities (1/4, 3/4).
+  const Tensor two = from_vector<double>({0.0, std::log(3.0)}, {1, 2});
+  CHECK(nn::cross_entropy(two, from_vector<int64_t>({0})).item<double>() == doctest::Approx(std::log(4.0)));
+  CHECK(nn::cross_entropy(two, from_vector<int64_t>({1})).item<double>() == doctest::Approx(std::log(4.0 / 3.0)));
+}
+
+TEST_CASE("cross_entropy gradient is (softmax - onehot) / N_valid") {
+  Tensor logits = from_vector<double>({0.0, std::log(3.0), 5.0, 5.0}, {2, 2});
+  logits.set_requires_grad();
+  backward(nn::cross_entropy(logits, from_vector<int64_t>({1, -100})));  // row 1 ignored: N_valid = 1
+  const std::vector<double> grad = logits.grad().to_vector<double>();
+  CHECK(grad[0] == doctest::Approx(0.25));
+  CHECK(grad[1] == doctest::Approx(-0.25));
+  CHECK(grad[2] == 0.0);
+  CHECK(grad[3] == 0.0);
+}
+
+TEST_CASE("cross_entropy gradients match central differences (float64, with ignored rows)") {
+  Generator generator(12);
+  const Tensor logits = test::random_leaf({5, 7}, generator, DType::Float64);
+  const Tensor targets = from_vector<int64_t>({3, -1, 0, 6, -1});
+  test::check_gradients([&](const std::vector<Tensor>& in) { return nn::cross_entropy(in[0], targets, -1); }, {logits});
+}
+
+TEST_CASE("cross_entropy matches its reference composition (float32)") {
+  Generator generator(13);
+  Tensor logits = randn({37, 65}, generator);
+  logits = raw::mul(logits, 4.0);  // spread out the probabilities
+  logits.set_requires_grad();
+  Tensor targets = randint({37}, 0, 65, generator);
+  targets.data<int64_t>()[5] = -100;
+  test::check_matches_reference([&](const std::vector<Tensor>& in) { return nn::cross_entropy(in[0], targets); },
+                                [&](const std::vector<Tensor>& in) { return nn::cross_entropy_reference(in[0], targets); },
+                                {logits});
+}
+
+TEST_CASE("cross_entropy with every target ignored is NaN, as in torch") {
+  CHECK(std::isnan(nn::cross_entropy(zeros({2, 3}), from_vector<int64_t>({-100, -100})).item<float>()));
+}
+
+TEST_CASE("cross_entropy errors name shapes and values") {
+  CHECK_THROWS_WITH_AS(nn::cross_entropy(zeros({4, 3}), zeros({5}, DType::Int64)),
+                       doctest::Contains("cross_entropy: logits of shape (4, 3) need targets of shape (4,), got (5,)"), Error);
+  CHECK_THROWS_WITH_AS(nn::cross_entropy(zeros({2, 3}), from_vector<int64_t>({0, 3})),
+                       doctest::Contains("target 3 at row 1 is outside [0, 3)"), Error);
+  CHECK_THROWS_WITH_AS(nn::cross_entropy(zeros({2, 3}), zeros({2})), doctest::Contains("targets must be int64, got float32"), Error);
+}

@@ -1,0 +1,196 @@
+// Optimisers, the learning-rate schedule and gradient clipping against hand-computed values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/linear.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/clip.h"
+#include "nn/optim/schedule.h"
+#include "nn/optim/sgd.h"
+#include "nn/parameter_arena.h"
+#include "nn/positional.h"
+#include "tensor/view.h"
+
+using namespace tg;
+using namespace tg::nn;
+
+namespace {
+
+Tensor parameter(const std::vector<float>& values, const Shape& shape) {
+  Tensor tensor = from_vector(values, shape);
+  tensor.set_requires_grad();
+  return tensor;
+}
+
+void set_grad(Tensor tensor, const std::vector<float>& values) { tensor.set_grad(from_vector(values, tensor.shape())); }
+
+// A stand-in for a GPT's parameter kinds: wte, wpe, a Linear, a LayerNorm.
+class Kinds : public Module {
+ public:
+  Kinds() {
+    register_module("wte", std::make_shared<Embedding>(3, 2));
+    register_module("wpe", std::make_shared<LearnedPositions>(4, 2));
+    register_module("fc", std::make_shared<Linear>(2, 2));
+    register_module("ln", std::make_shared<LayerNorm>(2));
+  }
+  std::string describe() const override { return "Kinds"; }
+};
+
+// torch.optim.AdamW's update in double precision, one element.
+struct AdamReference {
+  double p, m = 0, v = 0;
+  void step(double g, int64_t t, double lr, double beta1, double beta2, double eps, double decay) {
+    p *= 1 - lr * decay;
+    m = beta1 * m + (1 - beta1) * g;
+    v = beta2 * v + (1 - beta2) * g * g;
+    const double m_hat = m / (1 - std::pow(beta1, t)), v_hat = v / (1 - std::pow(beta2, t));
+    p -= lr * m_hat / (std::sqrt(v_hat) + eps);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("AdamW: three steps match the formula computed in double precision") {
+  const Tensor weight = parameter({1.0f, -2.0f}, {1, 2});  // 2-D: decays
+  const Tensor bias = parameter({0.5f}, {1});              // 1-D: does not
+  AdamWOptions options;
+  options.lr = 0.1;
+  options.beta1 = 0.9;
+  options.beta2 = 0.999;
+  options.weight_decay = 0.1;
+  AdamW adamw({{"weight", weight}, {"bias", bias}}, options);
+  AdamReference w0{1.0}, w1{-2.0}, b0{0.5};
+  const std::vector<std::vector<float>> grads{{0.5f, 0.1f, -0.3f}, {-0.2f, 0.4f, 0.3f}, {0.05f, -0.7f, 0.0f}};
+  for (int64_t t = 1; t <= 3; ++t) {
+    const std::vector<float>& g = grads[t - 1];
+    set_grad(weight, {g[0], g[1]});
+    set_grad(bias, {g[2]});
+    adamw.step();
+    w0.step(g[0], t, 0.1, 0.9, 0.999, 1e-8, 0.1);
+    w1.step(g[1], t, 0.1, 0.9, 0.999, 1e-8, 0.1);
+    b0.step(g[2], t, 0.1, 0.9, 0.999, 1e-8, 0.0);
+    const std::vector<float> w = weight.to_vector<float>();
+    CHECK(w[0] == doctest::Approx(w0.p).epsilon(1e-6));
+    CHECK(w[1] == doctest::Approx(w1.p).epsilon(1e-6));
+    CHECK(bias.item<float>() == doctest::Approx(b0.p).epsilon(1e-6));
+  }
+  CHECK(adamw.state().step == 3);
+  CHECK(adamw.state().m.shape() == Shape{3});
+  CHECK(adamw.state().m.to_vector<float>()[2] == doctest::Approx(b0.m).epsilon(1e-6));
+  CHECK(adamw.state().v.to_vector<float>()[0] == doctest::Approx(w0.v).epsilon(1e-5));
+}
+
+TEST_CASE("AdamW: decay groups — 2-D weights decay; biases, LayerNorm and wpe do not unless asked") {
+  Kinds model;
+  ParameterArena arena(model);
+  AdamW adamw(arena, AdamWOptions{});
+  CHECK(adamw.decayed_names() == std::vector<std::string>{"wte.weight", "fc.weight"});
+  CHECK(adamw.undecayed_names() == std::vector<std::string>{"wpe.weight", "fc.bias", "ln.weight", "ln.bias"});
+  AdamWOptions with_positions;
+  with_positions.decay_position_embeddings = true;
+  CHECK(AdamW(arena, with_positions).decayed_names() == std::vector<std::string>{"wte.weight", "wpe.weight", "fc.weight"});
+
+  // With zero gradients only the decayed parameters move: p *= 1 - lr * weight_decay.
+  fill_(arena.params(), 1.0);
+  AdamWOptions options;
+  options.lr = 0.5;
+  options.weight_decay = 0.2;
+  AdamW decaying(arena, options);
+  decaying.step();
+  const std::vector<float> params = arena.params().to_vector<float>();
+  for (size_t i = 0; i < arena.named_parameters().size(); ++i) {
+    const auto& [name, tensor] = arena.named_parameters()[i];
+    const float expected = name == "wte.weight" || name == "fc.weight" ? 0.9f : 1.0f;
+    for (int64_t k = 0; k < tensor.numel(); ++k) CHECK(params[arena.offsets()[i] + k] == expected);
+  }
+}
+
+TEST_CASE("AdamW: a restored state continues exactly like the original") {
+  Kinds original_model, restored_model;
+  ParameterArena original_arena(original_model), restored_arena(restored_model);
+  Generator generator(1);
+  raw::copy_(original_arena.params(), randn({original_arena.params().numel()}, generator));
+  raw::copy_(restored_arena.params(), original_arena.params());
+  AdamW original(original_arena, AdamWOptions{});
+  for (int step = 0; step < 2; ++step) {
+    raw::copy_(original_arena.grads(), randn({original_arena.grads().numel()}, generator));
+    original.step();
+  }
+  raw::copy_(restored_arena.params(), original_arena.params());
+  AdamW restored(restored_arena, AdamWOptions{});
+  restored.load_state(original.state().m, original.state().v, original.state().step);
+  const Tensor grads = randn({original_arena.grads().numel()}, generator);
+  raw::copy_(original_arena.grads(), grads);
+  raw::copy_(restored_arena.grads(), grads);
+  original.step();
+  restored.step();
+  CHECK(original_arena.params().to_vector<float>() == restored_arena.params().to_vector<float>());
+  CHECK(restored.state().step == 3);
+  CHECK_THROWS_WITH_AS(restored.load_state(zeros({3}), zeros({3}), 1), doctest::Contains("m and v must have shape"), Error);
+}
+
+TEST_CASE("SGD with momentum: buf = momentum buf + g, p -= lr buf") {
+  const Tensor p = parameter({1, 2}, {2});
+  SGD sgd({p}, SGDOptions{0.1, 0.9, 0.0});
+  set_grad(p, {0.5, -1});
+  sgd.step();  // buf = g
+  CHECK(p.to_vector<float>()[0] == doctest::Approx(0.95));
+  CHECK(p.to_vector<float>()[1] == doctest::Approx(2.1));
+  sgd.step();  // buf = 1.9 g
+  CHECK(p.to_vector<float>()[0] == doctest::Approx(0.855));
+  CHECK(p.to_vector<float>()[1] == doctest::Approx(2.29));
+  CHECK(sgd.momentum_buffer().to_vector<float>()[1] == doctest::Approx(-1.9));
+}
+
+TEST_CASE("SGD: plain steps and L2 weight decay, over an arena") {
+  Kinds model;
+  ParameterArena arena(model);
+  fill_(arena.params(), 2.0);
+  fill_(arena.grads(), 1.0);
+  SGD sgd(arena, SGDOptions{0.1, 0.0, 0.5});
+  sgd.step();  // p -= 0.1 * (1 + 0.5 * 2)
+  for (float value : arena.params().to_vector<float>()) CHECK(value == doctest::Approx(1.8));
+}
+
+TEST_CASE("cosine schedule: nanoGPT's warm-up, cosine and floor") {
+  CosineSchedule schedule{1e-3, 1e-4, 10, 110};
+  CHECK(schedule.at(0) == doctest::Approx(1e-3 / 11));
+  CHECK(schedule.at(9) == doctest::Approx(1e-3 * 10 / 11));
+  CHECK(schedule.at(10) == doctest::Approx(1e-3));
+  CHECK(schedule.at(60) == doctest::Approx(5.5e-4));
+  CHECK(schedule.at(35) == doctest::Approx(1e-4 + 0.5 * (1 + std::cos(M_PI / 4)) * 9e-4));
+  CHECK(schedule.at(110) == doctest::Approx(1e-4));
+  CHECK(schedule.at(5000) == doctest::Approx(1e-4));
+  const CosineSchedule no_decay{1e-3, 1e-4, 5, 5};
+  CHECK(no_decay.at(5) == doctest::Approx(1e-4));
+  CHECK_THROWS_WITH_AS((CosineSchedule{1e-3, 1e-4, 20, 10}.validate()), doctest::Contains("warmup_iters <= decay_iters"),
+                       Error);
+}
+
+TEST_CASE("clip_grad_norm: returns the norm, scales by max_norm / (norm + 1e-6) only when above") {
+  const Tensor a = parameter({0}, {1}), b = parameter({0}, {1}), no_grad = parameter({0}, {1});
+  set_grad(a, {3});
+  set_grad(b, {4});
+  CHECK(clip_grad_norm({a, b, no_grad}, 10.0) == doctest::Approx(5.0));
+  CHECK(a.grad().item<float>() == 3.0f);  // untouched
+  CHECK(grad_norm({a, b}) == doctest::Approx(5.0));
+  CHECK(clip_grad_norm({a, b}, 1.0) == doctest::Approx(5.0));
+  CHECK(a.grad().item<float>() == doctest::Approx(3.0 / (5.0 + 1e-6)));
+  CHECK(b.grad().item<float>() == doctest::Approx(4.0 / (5.0 + 1e-6)));
+  CHECK(grad_norm({a, b}) == doctest::Approx(1.0));
+  CHECK_THROWS_WITH_AS(clip_grad_norm({a}, 0.0), doctest::Contains("max_norm must be positive"), Error);
+}
+
+TEST_CASE("clip_grad_norm over an arena: one buffer, the same norm as the parameter list") {
+  Kinds model;
+  ParameterArena arena(model);
+  Generator generator(2);
+  raw::copy_(arena.grads(), randn({arena.grads().numel()}, generator));
+  const double by_list = grad_norm(model.parameters());
+  CHECK(clip_grad_norm(arena, 0.5) == doctest::Approx(by_list));
+  CHECK(grad_norm(model.parameters()) == doctest::Approx(0.5).epsilon(1e-5));
+}
