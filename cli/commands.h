@@ -7,5 +7,9 @@
 namespace tg::cli {
 
 void add_demo_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_bpe_train_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
 
 }  // namespace tg::cli

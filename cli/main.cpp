@@ -10,6 +10,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   tg::cli::add_demo_command(app);
+  tg::cli::add_tokenize_command(app);
+  tg::cli::add_bpe_train_command(app);
+  tg::cli::add_train_command(app);
+  tg::cli::add_sample_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

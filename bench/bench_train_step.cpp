@@ -1,0 +1,97 @@
+// One training step of a GPT, timed: forward, backward, AdamW (no clipping), on
+// a random batch, as bench/torch_reference.py does the same step in PyTorch.
+//
+//   bench_train_step --config cpu-small --batch 4 --block 64 --iters 20 [--threads 2]
+//
+// Prints one JSON line: the config, parameters, median and mean ms per step,
+// tokens/s and the peak resident memory of this process (getrusage's max RSS,
+// so run one config per process: bench/run_train_vs_torch.sh does).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "autograd/backward.h"
+#include "models/gpt.h"
+#include "nn/optim/adamw.h"
+#include "nn/parameter_arena.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+#include "tensor/view.h"
+
+namespace {
+
+double peak_rss_megabytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in kilobytes on Linux
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Time one GPT training step (forward, backward, AdamW)"};
+  std::string preset = "cpu-small";
+  int64_t batch = 4, block = 64, iters = 20, warmup = 3;
+  int threads = 0;
+  app.add_option("--config", preset, "Preset: cpu-small, baby, gpt2")->capture_default_str();
+  app.add_option("--batch", batch, "B")->capture_default_str();
+  app.add_option("--block", block, "T: tokens per row")->capture_default_str();
+  app.add_option("--iters", iters, "Timed steps")->capture_default_str();
+  app.add_option("--warmup", warmup, "Untimed steps first")->capture_default_str();
+  app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (threads > 0) tg::set_num_threads(threads);
+    // The character-level presets take tiny Shakespeare's 65 characters; gpt2 keeps 50257.
+    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+    config.block_size = std::max(config.block_size, block);
+    config.dropout = 0;  // as in the PyTorch reference
+    tg::GPT model(config, 1);
+    tg::nn::ParameterArena arena(model);
+    tg::nn::AdamWOptions options;
+    options.lr = 1e-4;
+    tg::nn::AdamW optimizer(arena, options);
+    tg::Generator generator(0);
+    const tg::Tensor ids = tg::randint({batch, block + 1}, 0, config.vocab_size, generator);
+    const tg::Tensor inputs = tg::raw::contiguous(tg::raw::narrow(ids, 1, 0, block));   // (B, T)
+    const tg::Tensor targets = tg::raw::contiguous(tg::raw::narrow(ids, 1, 1, block));  // (B, T)
+
+    std::vector<double> milliseconds;
+    for (int64_t step = 0; step < warmup + iters; ++step) {
+      const auto started = std::chrono::steady_clock::now();
+      arena.zero_grad();
+      tg::backward(model.loss(inputs, targets));
+      optimizer.step();
+      const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - started;
+      if (step >= warmup) milliseconds.push_back(elapsed.count());
+    }
+    std::vector<double> sorted = milliseconds;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
+    nlohmann::json result = {{"impl", "tinygpt"},
+                             {"config", preset},
+                             {"parameters", model.parameter_count()},
+                             {"batch", batch},
+                             {"block", block},
+                             {"threads", tg::num_threads()},
+                             {"ms_median", median},
+                             {"ms_mean", mean},
+                             {"tokens_per_s", static_cast<double>(batch * block) / (median / 1e3)},
+                             {"peak_rss_mb", peak_rss_megabytes()}};
+    std::cout << result.dump() << std::endl;
+  } catch (const std::exception& error) {
+    std::cerr << "bench_train_step: error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,194 @@
+// tinygpt train: trains a character-level GPT on a text file.
+//
+//   tinygpt train --data input.txt --config cpu-small --iters 2000 --out out/shakespeare
+//   tinygpt train --out out/shakespeare --resume --iters 4000   (continue, then extend)
+//
+// What it writes is described in models/checkpoint.h and models/train_log.h;
+// docs/training.md walks through a run.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "models/checkpoint.h"
+#include "models/data.h"
+#include "models/train.h"
+#include "tensor/error.h"
+#include "tensor/threads.h"
+
+namespace tg::cli {
+
+namespace {
+
+// The project root this binary was built from (set by cli/CMakeLists.txt), so a
+// build anywhere finds ../shared/data beside the checkout, as scripts/data.sh does.
+#ifndef TINYGPT_SOURCE_DIR
+#define TINYGPT_SOURCE_DIR "."
+#endif
+
+constexpr const char* kCorpusFile = "tinyshakespeare.txt";
+
+// Tiny Shakespeare, looked for where scripts/data.sh puts or finds it.
+std::string default_data_path() {
+  namespace fs = std::filesystem;
+  if (const char* data_dir = std::getenv("TINYGPT_DATA_DIR"); data_dir && *data_dir) {
+    return (fs::path(data_dir) / kCorpusFile).string();
+  }
+  const fs::path root = TINYGPT_SOURCE_DIR;
+  for (const fs::path& candidate : {root / ".." / "shared" / "data" / kCorpusFile, root / "data" / kCorpusFile}) {
+    if (fs::is_regular_file(candidate)) return fs::weakly_canonical(candidate).string();
+  }
+  fail("train: no --data given and tiny Shakespeare was not found (in $TINYGPT_DATA_DIR, ", (root / "..").string(),
+       "/shared/data or ", root.string(), "/data); run scripts/data.sh to fetch it, or pass --data FILE");
+}
+
+struct TrainArguments {
+  std::string data;
+  std::string preset = "cpu-small";
+  std::string out = "out";
+  std::string log;
+  bool resume = false;
+  int threads = 0;
+  TrainSettings settings;
+  // Model overrides of the preset (applied only when given).
+  int64_t layers = 0, heads = 0, dims = 0, block_size = 0, batch_size = 0;
+  double dropout = 0;
+  std::string positional;
+};
+
+// Flags that shape the model or its data: fixed once a run has started.
+constexpr const char* kModelFlags[] = {"--config", "--layers", "--heads", "--dims", "--block-size", "--batch-size",
+                                       "--dropout", "--positional", "--seed"};
+// Training flags a resumed run may change (it keeps the checkpoint's values otherwise).
+constexpr const char* kResumableFlags[] = {"--iters",        "--lr",         "--warmup",     "--min-lr",
+                                           "--weight-decay", "--grad-clip", "--eval-interval", "--eval-iters"};
+
+GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments) {
+  // The vocabulary size is set from the corpus later; 1 stands in for it here.
+  GPTConfig config = GPTConfig::preset_named(arguments.preset, 1);
+  if (command.count("--layers")) config.n_layer = arguments.layers;
+  if (command.count("--heads")) config.n_head = arguments.heads;
+  if (command.count("--dims")) config.n_embd = arguments.dims;
+  if (command.count("--block-size")) config.block_size = arguments.block_size;
+  if (command.count("--batch-size")) config.batch_size = arguments.batch_size;
+  if (command.count("--dropout")) config.dropout = arguments.dropout;
+  if (command.count("--positional")) config.positional = positional_encoding_named(arguments.positional);
+  return config;
+}
+
+void apply_training_overrides(const CLI::App& command, const TrainArguments& arguments, TrainSettings& settings) {
+  const TrainSettings& given = arguments.settings;
+  if (command.count("--iters")) settings.iters = given.iters;
+  if (command.count("--lr")) settings.lr = given.lr;
+  if (command.count("--warmup")) settings.warmup = given.warmup;
+  if (command.count("--min-lr")) settings.min_lr = given.min_lr;
+  if (command.count("--weight-decay")) settings.weight_decay = given.weight_decay;
+  if (command.count("--grad-clip")) settings.grad_clip = given.grad_clip;
+  if (command.count("--eval-interval")) settings.eval_interval = given.eval_interval;
+  if (command.count("--eval-iters")) settings.eval_iters = given.eval_iters;
+  settings.validate();
+}
+
+std::string millions(int64_t count) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fM", static_cast<double>(count) / 1e6);
+  return text;
+}
+
+void run_train(const CLI::App& command, const TrainArguments& arguments) {
+  namespace fs = std::filesystem;
+  if (command.count("--threads")) set_num_threads(arguments.threads);
+  const std::string data_path = arguments.data.empty() ? default_data_path() : arguments.data;
+  const std::string corpus = read_text_file(data_path);
+
+  std::unique_ptr<TrainingRun> run;
+  if (arguments.resume) {
+    for (const char* flag : kModelFlags) {
+      check(command.count(flag) == 0, "train --resume: ", flag,
+            " cannot change in a resumed run (it continues with the checkpoint's model, data and seed)");
+    }
+    const std::string latest = (fs::path(arguments.out) / kLatestCheckpointFile).string();
+    check(fs::is_regular_file(latest), "train --resume: no checkpoint at '", latest,
+          "' (train into --out ", arguments.out, " first)");
+    const Checkpoint checkpoint = load_checkpoint(latest);
+    TrainSettings settings = checkpoint.header.settings;
+    apply_training_overrides(command, arguments, settings);
+    run = TrainingRun::resume(checkpoint, corpus, settings);
+    std::cerr << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
+  } else {
+    TrainSettings settings = arguments.settings;
+    settings.validate();
+    run = TrainingRun::start(corpus, model_config(command, arguments), settings);
+  }
+
+  const GPTConfig& config = run->state().config;
+  const TrainSettings& settings = run->state().settings;
+  std::cerr << "threads: " << thread_info() << "\n"
+            << "data: " << data_path << " (" << corpus.size() << " bytes, vocabulary " << config.vocab_size
+            << "; train " << run->data().train.size() << " tokens, val " << run->data().val.size() << ")\n"
+            << "model: " << config.preset << ", " << config.n_layer << " layers, " << config.n_head << " heads, "
+            << config.n_embd << " channels, block " << config.block_size << ", "
+            << positional_encoding_name(config.positional) << " positions, dropout " << config.dropout << ", "
+            << millions(run->model().parameter_count()) << " parameters\n"
+            << "training: " << settings.iters << " steps of " << config.batch_size << " x " << config.block_size
+            << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
+            << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
+            << settings.seed << "\n";
+
+  TrainOutputs outputs;
+  outputs.out_dir = arguments.out;
+  outputs.metrics_path = arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
+  outputs.progress_is_terminal = isatty(STDERR_FILENO) == 1;
+  const auto started = std::chrono::steady_clock::now();
+  const TrainResult result = run->train(outputs, std::cerr);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+  char summary[200];
+  std::snprintf(summary, sizeof summary, "done: step %lld in %.1f s; best val loss %.4f (perplexity %.2f)",
+                static_cast<long long>(result.steps), elapsed.count(), result.best_val_loss,
+                std::exp(result.best_val_loss));
+  std::cerr << summary << "\n";
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto arguments = std::make_shared<TrainArguments>();
+  CLI::App* command = app.add_subcommand("train", "Train a character-level GPT on a text file");
+  TrainSettings& settings = arguments->settings;
+  command->add_option("--data", arguments->data, "Text file to train on (default: tiny Shakespeare, see scripts/data.sh)");
+  command->add_option("--config", arguments->preset, "Model preset: cpu-small, baby, gpt2, ...")->capture_default_str();
+  command->add_option("--iters", settings.iters, "Optimiser steps in the whole run")->capture_default_str();
+  command->add_option("--seed", settings.seed, "Seed of the initial weights, the batches and dropout")->capture_default_str();
+  command->add_option("--out", arguments->out, "Directory for model.safetensors, best.safetensors, metrics.jsonl")
+      ->capture_default_str();
+  command->add_flag("--resume", arguments->resume, "Continue the run saved in --out DIR/model.safetensors");
+  command->add_option("--eval-interval", settings.eval_interval, "Evaluate and checkpoint every N steps")
+      ->capture_default_str();
+  command->add_option("--eval-iters", settings.eval_iters, "Batches per split in one evaluation")->capture_default_str();
+  command->add_option("--log", arguments->log, "JSON Lines metrics file (default: DIR/metrics.jsonl)");
+  command->add_option("--layers", arguments->layers, "Override the preset's number of layers");
+  command->add_option("--heads", arguments->heads, "Override the preset's attention heads");
+  command->add_option("--dims", arguments->dims, "Override the preset's channels (n_embd)");
+  command->add_option("--block-size", arguments->block_size, "Override the preset's context length");
+  command->add_option("--batch-size", arguments->batch_size, "Override the preset's batch size");
+  command->add_option("--dropout", arguments->dropout, "Override the preset's dropout");
+  command->add_option("--positional", arguments->positional, "Positional encoding")
+      ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}));
+  command->add_option("--lr", settings.lr, "Peak learning rate")->capture_default_str();
+  command->add_option("--warmup", settings.warmup, "Linear warmup steps")->capture_default_str();
+  command->add_option("--min-lr", settings.min_lr, "Learning rate at the end of the cosine decay")->capture_default_str();
+  command->add_option("--weight-decay", settings.weight_decay, "AdamW weight decay (2-D weights)")->capture_default_str();
+  command->add_option("--grad-clip", settings.grad_clip, "Clip the global gradient norm to this (0 = off)")
+      ->capture_default_str();
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+  command->callback([command, arguments] { run_train(*command, *arguments); });
+}
+
+}  // namespace tg::cli

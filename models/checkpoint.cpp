@@ -1,0 +1,229 @@
+#include "models/checkpoint.h"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "tensor/view.h"
+#include "tokenizer/char_tokenizer.h"
+#include "tokenizer/errors.h"
+
+namespace tg {
+
+namespace {
+
+constexpr const char* kMomentPrefix[2] = {"optimizer.m.", "optimizer.v."};
+
+// Shortest text that reads back as the same double ("inf" included).
+std::string exact_text(double value) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, result.ptr);
+}
+
+nlohmann::json generator_json(const GeneratorState& state) {
+  return {{"seed", state.seed}, {"counter", state.counter}};
+}
+
+nlohmann::json tokenizer_json(const std::string& vocabulary) {
+  return {{"type", "char"}, {"characters", vocabulary}};
+}
+
+// Reads the metadata of a file that claims to be a checkpoint; every error names the path.
+class MetadataReader {
+ public:
+  explicit MetadataReader(const SafetensorsFile& file) : file_(file) {}
+
+  const std::string& text(const std::string& key) const {
+    auto entry = file_.metadata.find(key);
+    check(entry != file_.metadata.end(), "checkpoint '", file_.path, "': the metadata has no '", key,
+          "' entry (a damaged file, or one from another version of tinygpt)");
+    return entry->second;
+  }
+
+  nlohmann::json json(const std::string& key) const {
+    try {
+      return nlohmann::json::parse(text(key));
+    } catch (const nlohmann::json::exception& error) {
+      fail("checkpoint '", file_.path, "': the '", key, "' metadata is not valid JSON: ", error.what());
+    }
+  }
+
+  int64_t integer(const std::string& key) const {
+    const std::string& value = text(key);
+    int64_t parsed = 0;
+    const auto result = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    check(result.ec == std::errc() && result.ptr == value.data() + value.size() && parsed >= 0, "checkpoint '",
+          file_.path, "': '", key, "' is '", value, "', not a non-negative integer");
+    return parsed;
+  }
+
+  double real(const std::string& key) const {
+    const std::string& value = text(key);
+    char* end = nullptr;
+    const double parsed = std::strtod(value.c_str(), &end);
+    check(!value.empty() && *end == '\0' && !std::isnan(parsed), "checkpoint '", file_.path, "': '", key, "' is '",
+          value, "', not a number");
+    return parsed;
+  }
+
+  GeneratorState generator(const std::string& key) const {
+    const nlohmann::json state = json(key);
+    try {
+      return GeneratorState{state.at("seed").get<uint64_t>(), state.at("counter").get<uint64_t>()};
+    } catch (const nlohmann::json::exception& error) {
+      fail("checkpoint '", file_.path, "': '", key, "' must be {\"seed\": S, \"counter\": C}: ", error.what());
+    }
+  }
+
+  // Runs `parse`, prefixing any error with the path and the key.
+  template <class Parse>
+  auto parsed(const std::string& key, Parse parse) const {
+    try {
+      return parse(json(key));
+    } catch (const tg::Error& error) {
+      fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
+    } catch (const nlohmann::json::exception& error) {
+      fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
+    } catch (const tokenizer::TokenizerError& error) {
+      fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
+    }
+  }
+
+ private:
+  const SafetensorsFile& file_;
+};
+
+std::string vocabulary_from_json(const nlohmann::json& json, int64_t vocab_size) {
+  check(json.at("type").get<std::string>() == "char", "only the char tokenizer is supported, not '",
+        json.at("type").get<std::string>(), "'");
+  std::string characters = json.at("characters").get<std::string>();
+  const auto tokenizer = tokenizer::CharTokenizer::deserialize(characters);
+  check(static_cast<int64_t>(tokenizer.vocab_size()) == vocab_size, "the vocabulary has ", tokenizer.vocab_size(),
+        " characters but the config's vocab_size is ", vocab_size);
+  return characters;
+}
+
+// The tensor `name` of the file, checked against the shape it must have.
+const Tensor& expect_tensor(const Checkpoint& checkpoint, const std::string& name, const Shape& shape) {
+  const Tensor* tensor = checkpoint.file.find(name);
+  check(tensor != nullptr, "checkpoint '", checkpoint.path, "': tensor '", name, "' ", shape,
+        " is missing (the file does not match its config)");
+  check(tensor->dtype() == DType::Float32 && tensor->shape() == shape, "checkpoint '", checkpoint.path,
+        "': tensor '", name, "' is ", dtype_name(tensor->dtype()), " ", tensor->shape(), ", expected float32 ",
+        shape);
+  return *tensor;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
+                     const nn::AdamW* optimizer) {
+  const auto named_parameters = model.named_parameters();
+  std::vector<NamedTensor> tensors;
+  for (const auto& [name, parameter] : named_parameters) tensors.push_back({name, parameter.detach()});
+  if (optimizer) {
+    // m and v are flat (P,) buffers with the parameters back to back in
+    // named_parameters() order; each parameter's slice is saved under its name.
+    const nn::AdamWState& state = optimizer->state();
+    int64_t offset = 0;
+    for (const auto& [name, parameter] : named_parameters) {
+      for (int moment = 0; moment < 2; ++moment) {
+        const Tensor& buffer = moment == 0 ? state.m : state.v;
+        tensors.push_back({kMomentPrefix[moment] + name,
+                           raw::view(raw::narrow(buffer, 0, offset, parameter.numel()), parameter.shape())});
+      }
+      offset += parameter.numel();
+    }
+  }
+  const Metadata metadata = {
+      {"format", kCheckpointFormat},
+      {"config", header.config.to_json().dump()},
+      {"tokenizer", tokenizer_json(header.vocabulary).dump()},
+      {"training", header.settings.to_json().dump()},
+      {"step", std::to_string(header.step)},
+      {"optimizer", optimizer ? "adamw" : "none"},
+      {"optimizer_step", std::to_string(optimizer ? optimizer->state().step : 0)},
+      {"data_generator", generator_json(header.data_generator).dump()},
+      {"dropout_generator", generator_json(header.dropout_generator).dump()},
+      {"best_val_loss", exact_text(header.best_val_loss)},
+  };
+  save_safetensors(path, tensors, metadata);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  Checkpoint checkpoint;
+  checkpoint.path = path;
+  checkpoint.file = load_safetensors(path);
+  const Metadata& metadata = checkpoint.file.metadata;
+  auto format = metadata.find("format");
+  check(format != metadata.end(), "checkpoint '", path,
+        "' is a safetensors file but not a tinygpt checkpoint (its metadata has no 'format' entry)");
+  check(format->second == kCheckpointFormat, "checkpoint '", path, "' has format '", format->second,
+        "'; this tinygpt reads '", kCheckpointFormat, "'");
+
+  const MetadataReader reader(checkpoint.file);
+  CheckpointHeader& header = checkpoint.header;
+  header.config = reader.parsed("config", [](const nlohmann::json& json) { return GPTConfig::from_json(json); });
+  header.vocabulary = reader.parsed("tokenizer", [&](const nlohmann::json& json) {
+    return vocabulary_from_json(json, header.config.vocab_size);
+  });
+  header.settings = reader.parsed("training", [](const nlohmann::json& json) { return TrainSettings::from_json(json); });
+  header.step = reader.integer("step");
+  header.data_generator = reader.generator("data_generator");
+  header.dropout_generator = reader.generator("dropout_generator");
+  header.best_val_loss = reader.real("best_val_loss");
+  const std::string& optimizer = reader.text("optimizer");
+  check(optimizer == "adamw" || optimizer == "none", "checkpoint '", path, "': unknown optimizer '", optimizer,
+        "' (expected 'adamw' or 'none')");
+  checkpoint.has_optimizer_state = optimizer == "adamw";
+  checkpoint.optimizer_step = reader.integer("optimizer_step");
+  return checkpoint;
+}
+
+void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
+  std::set<std::string> expected;
+  for (const auto& [name, parameter] : model.named_parameters()) {
+    raw::copy_(parameter, expect_tensor(checkpoint, name, parameter.shape()));
+    expected.insert(name);
+    if (checkpoint.has_optimizer_state) {
+      for (const char* prefix : kMomentPrefix) expected.insert(prefix + name);
+    }
+  }
+  for (const NamedTensor& tensor : checkpoint.file.tensors) {
+    check(expected.count(tensor.name) == 1, "checkpoint '", checkpoint.path, "': unexpected tensor '", tensor.name,
+          "' ", tensor.tensor.shape(), " (the model built from its config has no such parameter)");
+  }
+}
+
+void restore_optimizer(const Checkpoint& checkpoint, const GPT& model, nn::AdamW& optimizer) {
+  check(checkpoint.has_optimizer_state, "checkpoint '", checkpoint.path,
+        "' holds weights only (no optimiser state): it cannot be resumed; resume from ", kLatestCheckpointFile);
+  const auto named_parameters = model.named_parameters();
+  const int64_t total = model.parameter_count();
+  Tensor moments[2] = {Tensor::empty({total}), Tensor::empty({total})};  // m, v: (P,)
+  int64_t offset = 0;
+  for (const auto& [name, parameter] : named_parameters) {
+    for (int moment = 0; moment < 2; ++moment) {
+      const Tensor& saved = expect_tensor(checkpoint, kMomentPrefix[moment] + name, parameter.shape());
+      raw::copy_(raw::view(raw::narrow(moments[moment], 0, offset, parameter.numel()), parameter.shape()), saved);
+    }
+    offset += parameter.numel();
+  }
+  optimizer.load_state(moments[0], moments[1], checkpoint.optimizer_step);
+}
+
+std::string find_checkpoint_for_sampling(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::is_regular_file(path)) return path;
+  check(fs::is_directory(path), "checkpoint '", path, "' does not exist");
+  for (const char* file : {kBestCheckpointFile, kLatestCheckpointFile}) {
+    const fs::path candidate = fs::path(path) / file;
+    if (fs::is_regular_file(candidate)) return candidate.string();
+  }
+  fail("checkpoint directory '", path, "' has neither ", kBestCheckpointFile, " nor ", kLatestCheckpointFile,
+       " (train with: tinygpt train --out ", path, ")");
+}
+
+}  // namespace tg

@@ -1,0 +1,89 @@
+// Checkpoints: one safetensors file holding everything needed to sample from a
+// model or to resume its training exactly where it stopped.
+//
+// Tensors (float32):
+//   <name>               every model parameter, under GPT::named_parameters()'s name
+//   optimizer.m.<name>   AdamW's first moment for that parameter   } training checkpoints
+//   optimizer.v.<name>   AdamW's second moment                      } only
+// Metadata (strings):
+//   format         "tinygpt-checkpoint-v1" (a file without it is not ours)
+//   config         GPTConfig as JSON
+//   tokenizer      {"type": "char", "characters": "\n !$&..."} as JSON: the vocabulary in id order
+//   training       TrainSettings as JSON
+//   step           optimiser steps taken
+//   optimizer      "adamw" (moments present) or "none" (weights only)
+//   optimizer_step AdamW's own step count (for its bias correction)
+//   data_generator, dropout_generator   {"seed": s, "counter": c} of each Generator
+//   best_val_loss  the lowest validation loss so far ("inf" before the first evaluation)
+//
+// A training run writes DIR/model.safetensors (the latest state, with the
+// optimiser: --resume reads it) and DIR/best.safetensors (weights at the lowest
+// validation loss, without the optimiser: what `tinygpt sample --ckpt DIR` reads).
+// Both are written atomically (temporary file + rename), so an interrupted run
+// leaves the previous file whole.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "models/gpt.h"
+#include "models/train_settings.h"
+#include "nn/optim/adamw.h"
+#include "tensor/random.h"
+#include "tensor/safetensors.h"
+
+namespace tg {
+
+inline constexpr const char* kCheckpointFormat = "tinygpt-checkpoint-v1";
+inline constexpr const char* kLatestCheckpointFile = "model.safetensors";
+inline constexpr const char* kBestCheckpointFile = "best.safetensors";
+
+struct GeneratorState {
+  uint64_t seed = 0, counter = 0;
+  static GeneratorState of(const Generator& generator) { return {generator.seed(), generator.counter()}; }
+  void restore(Generator& generator) const { generator.set_state(seed, counter); }
+};
+
+// Everything in a checkpoint besides the tensors.
+struct CheckpointHeader {
+  GPTConfig config;
+  std::string vocabulary;  // the char tokenizer's characters in id order (CharTokenizer::serialize)
+  TrainSettings settings;
+  int64_t step = 0;
+  GeneratorState data_generator, dropout_generator;
+  double best_val_loss = std::numeric_limits<double>::infinity();
+};
+
+// Writes the model's parameters (and the optimiser's moments when `optimizer` is
+// given) with `header` to `path`, atomically.
+void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
+                     const nn::AdamW* optimizer = nullptr);
+
+struct Checkpoint {
+  std::string path;
+  CheckpointHeader header;
+  bool has_optimizer_state = false;
+  int64_t optimizer_step = 0;
+  SafetensorsFile file;
+};
+
+// Reads `path` and validates its metadata (format, config, tokenizer, training
+// state). Throws tg::Error naming the path and the problem: not a tinygpt
+// checkpoint, a bad config, a missing key, ...
+Checkpoint load_checkpoint(const std::string& path);
+
+// Copies the checkpoint's parameters into `model` (built from header.config).
+// Throws naming the tensor when one is missing, unexpected or of the wrong
+// shape or dtype.
+void restore_parameters(const Checkpoint& checkpoint, GPT& model);
+
+// Copies the saved moments and step into `optimizer` (over `model`'s parameters).
+// Throws when the checkpoint has no optimiser state or a moment tensor is
+// missing or misshapen.
+void restore_optimizer(const Checkpoint& checkpoint, const GPT& model, nn::AdamW& optimizer);
+
+// `path` itself when it is a file; for a directory, DIR/best.safetensors when it
+// exists, else DIR/model.safetensors. Throws when neither exists.
+std::string find_checkpoint_for_sampling(const std::string& path);
+
+}  // namespace tg

@@ -1,0 +1,109 @@
+#include "models/generate.h"
+
+#include <algorithm>
+
+#include "autograd/grad_mode.h"
+#include "tensor/error.h"
+#include "tensor/factory.h"
+#include "tensor/view.h"
+
+namespace tg {
+
+namespace {
+
+// logits (1, Tnew, V) -> the V logits of the last position.
+std::vector<float> last_position_logits(const Tensor& logits) {
+  return raw::select(raw::select(logits, 0, 0), 0, logits.size(1) - 1).to_vector<float>();
+}
+
+// ids [begin, end) of `context` as a (1, Tnew) int64 tensor.
+Tensor id_row(const std::vector<int64_t>& context, size_t begin, size_t end) {
+  std::vector<int64_t> ids(context.begin() + static_cast<std::ptrdiff_t>(begin),
+                           context.begin() + static_cast<std::ptrdiff_t>(end));
+  return from_vector(ids, {1, static_cast<int64_t>(ids.size())});
+}
+
+// Feeds the model what it has not seen yet and returns the logits of the last
+// position. Keeps the KV caches when used; otherwise re-runs the window.
+class NextTokenLogits {
+ public:
+  NextTokenLogits(GPT& model, bool use_cache, const NoteCallback& on_note)
+      : model_(model), block_size_(model.config().block_size), use_cache_(use_cache), on_note_(on_note) {
+    if (use_cache_) caches_ = model_.make_caches(1, block_size_);
+  }
+
+  std::vector<float> operator()(const std::vector<int64_t>& context) {
+    const size_t window = std::min(context.size(), static_cast<size_t>(block_size_));
+    if (context.size() > window) note_window_full(context.size());
+    if (!use_cache_) return last_position_logits(model_.forward(id_row(context, context.size() - window, context.size())));
+
+    const size_t unseen = context.size() - fed_;
+    if (caches_[0].length + static_cast<int64_t>(unseen) > block_size_) {
+      // The cache is full: start it again from the last block_size tokens.
+      for (nn::KVCache& cache : caches_) cache.length = 0;
+      fed_ = context.size() - window;
+    }
+    Tensor logits = model_.forward_cached(id_row(context, fed_, context.size()), caches_);
+    fed_ = context.size();
+    return last_position_logits(logits);
+  }
+
+ private:
+  void note_window_full(size_t context_size) {
+    if (noted_ || !on_note_) return;
+    noted_ = true;
+    on_note_("the text (" + std::to_string(context_size) + " tokens) is longer than the context length of " +
+             std::to_string(block_size_) + ": the model sees the last " + std::to_string(block_size_) +
+             " tokens from here on" + (use_cache_ ? ", re-reading them for every new token" : ""));
+  }
+
+  GPT& model_;
+  int64_t block_size_;
+  bool use_cache_;
+  const NoteCallback& on_note_;
+  std::vector<nn::KVCache> caches_;  // one per layer, when use_cache_
+  size_t fed_ = 0;                   // context[0, fed_) is in the caches
+  bool noted_ = false;
+};
+
+// Puts the model in eval mode for the lifetime of the guard.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(GPT& model) : model_(model), was_training_(model.is_training()) { model_.eval(); }
+  ~EvalModeGuard() { model_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  GPT& model_;
+  bool was_training_;
+};
+
+}  // namespace
+
+std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, const GenerationOptions& options,
+                              const TokenCallback& on_token, const NoteCallback& on_note) {
+  const int64_t vocab_size = model.config().vocab_size;
+  check(!prompt.empty(), "generate: the prompt is empty; give at least one token");
+  check(options.max_new_tokens >= 0, "generate: the number of tokens to generate (", options.max_new_tokens,
+        ") must be >= 0");
+  for (size_t position = 0; position < prompt.size(); ++position) {
+    check(prompt[position] >= 0 && prompt[position] < vocab_size, "generate: prompt token ", prompt[position],
+          " at position ", position, " is outside the vocabulary [0, ", vocab_size, ")");
+  }
+  options.sampling.validate();
+
+  NoGradGuard no_grad;
+  EvalModeGuard eval_mode(model);
+  Generator generator(options.seed);
+  NextTokenLogits next_token_logits(model, options.use_cache, on_note);
+  std::vector<int64_t> context = prompt;
+  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+    const int64_t id = choose_next_token(next_token_logits(context), context, options.sampling, generator);
+    context.push_back(id);
+    if (on_token) on_token(id);
+  }
+  return std::vector<int64_t>(context.begin() + static_cast<std::ptrdiff_t>(prompt.size()), context.end());
+}
+
+}  // namespace tg

@@ -1,0 +1,119 @@
+#include "models/gpt.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "autograd/ops.h"
+#include "nn/functional/cross_entropy.h"
+#include "nn/init.h"
+#include "nn/module_list.h"
+
+namespace tg {
+
+namespace {
+
+constexpr double kGpt2InitStd = 0.02;
+// The dropout stream is seeded apart from the initialisation stream.
+constexpr uint64_t kDropoutSeedSalt = 0x9E3779B97F4A7C15ULL;
+
+}  // namespace
+
+GPT::GPT(const GPTConfig& config, uint64_t seed, DType dtype, bool initialize)
+    : config_(config), dtype_(dtype), dropout_generator_(std::make_shared<Generator>(seed ^ kDropoutSeedSalt)) {
+  config.validate();
+  check(is_floating(dtype), "GPT: dtype must be floating, got ", dtype_name(dtype));
+  const nn::TransformerOptions options = config.transformer_options(dtype);
+  wte_ = register_module("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, dtype));
+  if (config.positional == PositionalEncoding::Learned)
+    wpe_ = register_module("wpe", std::make_shared<nn::LearnedPositions>(config.block_size, config.n_embd, dtype));
+  else if (config.positional == PositionalEncoding::Sinusoidal)
+    wpe_ = register_module("wpe", std::make_shared<nn::SinusoidalPositions>(config.block_size, config.n_embd, dtype));
+  dropout_ = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout, dropout_generator_));
+  auto blocks = register_module("blocks", std::make_shared<nn::ModuleList>());
+  for (int64_t layer = 0; layer < config.n_layer; ++layer)
+    blocks_.push_back(blocks->append(std::make_shared<nn::Block>(options, dropout_generator_)));
+  ln_f_ = register_module("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd, config.bias, config.layer_norm_eps, dtype));
+  if (!config.tie_embeddings)
+    lm_head_ = register_module("lm_head", std::make_shared<nn::Linear>(config.n_embd, config.vocab_size, false, dtype));
+  if (initialize) initialize_parameters(seed);
+}
+
+void GPT::initialize_parameters(uint64_t seed) {
+  Generator generator(seed);
+  const double residual_std = kGpt2InitStd / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
+  for (const auto& [name, parameter] : named_parameters()) {
+    if (parameter.dim() == 1) {  // biases 0, LayerNorm weights 1
+      nn::init::constant_(parameter, name.ends_with(".bias") ? 0.0 : 1.0);
+    } else if (config_.init == "xavier_uniform") {
+      nn::init::xavier_uniform_(parameter, generator);
+    } else if (config_.init == "xavier_normal") {
+      nn::init::xavier_normal_(parameter, generator);
+    } else {
+      // GPT-2: each block adds two residual branches, so their output projections
+      // are scaled down to keep the residual stream's variance from growing with depth.
+      nn::init::normal_(parameter, 0.0, name.ends_with("c_proj.weight") ? residual_std : kGpt2InitStd, generator);
+    }
+  }
+}
+
+void GPT::check_ids(const Tensor& ids, const char* op) const {
+  check(ids.dtype() == DType::Int64, op, ": ids must be int64, got ", dtype_name(ids.dtype()));
+  check(ids.dim() == 2 && ids.size(0) > 0 && ids.size(1) > 0, op, ": ids must be (B, T) with B, T >= 1, got shape ",
+        ids.shape());
+  const std::vector<int64_t> values = ids.to_vector<int64_t>();
+  const int64_t time = ids.size(1);
+  for (size_t i = 0; i < values.size(); ++i)
+    check(values[i] >= 0 && values[i] < config_.vocab_size, op, ": token id ", values[i], " at position (",
+          static_cast<int64_t>(i) / time, ", ", static_cast<int64_t>(i) % time, ") is outside the vocabulary [0, ",
+          config_.vocab_size, ")");
+}
+
+Tensor GPT::embed(const Tensor& ids, int64_t offset) const {
+  Tensor x = wte_->forward(ids);  // (B, T, C)
+  if (config_.scale_embeddings) x = x * std::sqrt(static_cast<double>(config_.n_embd));
+  if (wpe_) x = add(x, wpe_->forward(ids.size(1), offset));  // (B, T, C) + (T, C)
+  return dropout_->forward(x);
+}
+
+Tensor GPT::logits_rows(const Tensor& x) const {
+  const Tensor rows = view(ln_f_->forward(x), {-1, config_.n_embd});  // (B*T, C), a view
+  if (lm_head_) return lm_head_->forward(rows);                       // (B*T, V)
+  return matmul(rows, transpose(wte_->weight(), 0, 1));              // (B*T, C) @ (C, V): BLAS transpose flag
+}
+
+Tensor GPT::forward(const Tensor& ids) {
+  check_ids(ids, "GPT::forward");
+  const int64_t batch = ids.size(0), time = ids.size(1);
+  check(time <= config_.block_size, "GPT::forward: sequence of ", time, " tokens is longer than block_size ",
+        config_.block_size);
+  Tensor x = embed(ids, 0);  // (B, T, C)
+  for (const auto& block : blocks_) x = block->forward(x);
+  return view(logits_rows(x), {batch, time, config_.vocab_size});  // (B, T, V)
+}
+
+Tensor GPT::loss(const Tensor& ids, const Tensor& targets) {
+  check(targets.dtype() == DType::Int64 && targets.shape() == ids.shape(), "GPT::loss: targets must be int64 of the ids' shape ",
+        ids.shape(), ", got ", dtype_name(targets.dtype()), " ", targets.shape());
+  const Tensor logits = forward(ids);  // (B, T, V)
+  return nn::cross_entropy(view(logits, {-1, config_.vocab_size}), reshape(targets, {-1}));  // (B*T, V), (B*T)
+}
+
+std::string GPT::describe() const {
+  std::ostringstream text;
+  text << "GPT(preset=" << config_.preset << ", vocab=" << config_.vocab_size << ", block=" << config_.block_size
+       << ", layers=" << config_.n_layer << ", heads=" << config_.n_head << ", embd=" << config_.n_embd
+       << ", positional=" << positional_encoding_name(config_.positional)
+       << (config_.tie_embeddings ? ", tied" : ", untied") << ", " << dtype_name(dtype_) << ")";
+  return text.str();
+}
+
+std::ostream& operator<<(std::ostream& out, const GPT& model) {
+  nn::print_tree(out, model);
+  const int64_t count = model.parameter_count();
+  std::ostringstream millions;
+  millions.precision(2);
+  millions << std::fixed << static_cast<double>(count) / 1e6;
+  return out << "parameters: " << count << " (" << millions.str() << "M)\n";
+}
+
+}  // namespace tg

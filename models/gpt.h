@@ -1,0 +1,90 @@
+// GPT: a decoder-only transformer language model (GPT-2's architecture).
+//
+//   ids (B, T) int64
+//     -> wte(ids) (B, T, C)  [* sqrt(C) if scale_embeddings]
+//        + wpe positions (T, C)  [learned or sinusoidal; RoPE instead rotates q, k in attention]
+//     -> dropout -> L blocks (B, T, C) -> ln_f (B, T, C)
+//     -> rows (B*T, C) @ wte.weight^T (C, V) -> logits (B, T, V)   [tied; else lm_head]
+//
+// Parameter names (GPT-2's, with blocks for h and qkv for c_attn):
+//   wte.weight (V, C), wpe.weight (block_size, C) [learned only],
+//   blocks.{i}.ln_1.{weight,bias} (C), blocks.{i}.attn.qkv.weight (3C, C), .bias (3C),
+//   blocks.{i}.attn.c_proj.weight (C, C), .bias (C), blocks.{i}.ln_2.{weight,bias} (C),
+//   blocks.{i}.mlp.c_fc.weight (4C, C), .bias (4C), blocks.{i}.mlp.c_proj.weight (C, 4C), .bias (C),
+//   ln_f.{weight,bias} (C), lm_head.weight (V, C) [untied only].
+// Linear weights are (out, in) as torch.nn.Linear (GPT-2's Conv1D files store (in, out)).
+// With tied embeddings the LM head multiplies by wte.weight itself: one tensor,
+// whose gradient gets both uses' contributions.
+//
+// Initialisation ("gpt2", as nanoGPT): Linear and Embedding weights N(0, 0.02),
+// the residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02 / sqrt(2 L)), biases 0,
+// LayerNorm weights 1. "xavier_uniform" / "xavier_normal": every 2-D weight Xavier,
+// biases 0, LayerNorm weights 1. Drawn in named_parameters() order from
+// Generator(seed): the same values for any thread count.
+#pragma once
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "models/gpt_config.h"
+#include "nn/block.h"
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/positional.h"
+
+namespace tg {
+
+class GPT : public nn::Module {
+ public:
+  // dtype: float32 to train; float64 for gradient checks. initialize = false skips
+  // the random draws (weights stay 0, LayerNorm weights 1): for loading a checkpoint
+  // right after, or to count the parameters of a big model cheaply.
+  GPT(const GPTConfig& config, uint64_t seed, DType dtype = DType::Float32, bool initialize = true);
+
+  const GPTConfig& config() const { return config_; }
+  DType dtype() const { return dtype_; }
+
+  // ids (B, T) int64, T <= block_size -> logits (B, T, V). Training forward: no cache.
+  Tensor forward(const Tensor& ids);
+  // Mean cross-entropy of forward(ids) against targets (B, T) int64 (nn::cross_entropy
+  // on the (B*T, V) rows; targets equal to -100 are ignored, as in torch).
+  Tensor loss(const Tensor& ids, const Tensor& targets);
+
+  // Generation (models/gpt_cached.cpp): runs only the new positions ids (B, Tnew),
+  // given the caches of the earlier ones (one per layer, all of the same length),
+  // appending their keys and values; returns logits (B, Tnew, V). Records no graph.
+  Tensor forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches);
+  // One empty cache per layer, room for `capacity` <= block_size positions.
+  std::vector<nn::KVCache> make_caches(int64_t batch, int64_t capacity) const;
+
+  // The generator every dropout layer draws from (seeded from `seed`); a checkpoint
+  // that saves its state resumes dropout exactly.
+  Generator& dropout_generator() { return *dropout_generator_; }
+
+  const nn::Embedding& wte() const { return *wte_; }
+  const nn::Block& block(int64_t index) const { return *blocks_.at(index); }
+  std::string describe() const override;
+
+ private:
+  // ids (B, T) at absolute positions offset.. -> x (B, T, C) entering the first block.
+  Tensor embed(const Tensor& ids, int64_t offset) const;
+  // x (B, T, C) after the blocks -> logits (B*T, V).
+  Tensor logits_rows(const Tensor& x) const;
+  void check_ids(const Tensor& ids, const char* op) const;
+  void initialize_parameters(uint64_t seed);
+
+  GPTConfig config_;
+  DType dtype_;
+  std::shared_ptr<Generator> dropout_generator_;
+  std::shared_ptr<nn::Embedding> wte_;
+  std::shared_ptr<nn::AbsolutePositions> wpe_;  // null with RoPE
+  std::shared_ptr<nn::Dropout> dropout_;
+  std::vector<std::shared_ptr<nn::Block>> blocks_;
+  std::shared_ptr<nn::LayerNorm> ln_f_;
+  std::shared_ptr<nn::Linear> lm_head_;  // null when tied
+};
+
+// The module tree with shapes, then the parameter count.
+std::ostream& operator<<(std::ostream& out, const GPT& model);
+
+}  // namespace tg

@@ -1,0 +1,175 @@
+#include "models/gpt_config.h"
+
+#include <array>
+
+namespace tg {
+
+namespace {
+
+constexpr int64_t kGpt2Vocab = 50257;
+
+struct Preset {
+  const char* name;
+  int64_t n_layer, n_head, n_embd, block_size, batch_size;
+  double dropout;
+  bool gpt2_vocab;  // the GPT-2 BPE vocabulary by default (else the tokenizer must give one)
+};
+
+// nanoGPT's numbers: the published GPT-2 shapes (batch 12 as its train_gpt2 config),
+// its CPU settings and its shakespeare_char "baby GPT".
+constexpr std::array<Preset, 6> kPresets{{
+    {"gpt2", 12, 12, 768, 1024, 12, 0.0, true},
+    {"gpt2-medium", 24, 16, 1024, 1024, 12, 0.0, true},
+    {"gpt2-large", 36, 20, 1280, 1024, 12, 0.0, true},
+    {"gpt2-xl", 48, 25, 1600, 1024, 12, 0.0, true},
+    {"cpu-small", 4, 4, 128, 64, 12, 0.0, false},
+    {"baby", 6, 6, 384, 256, 64, 0.2, false},
+}};
+
+std::string preset_names() {
+  std::string names;
+  for (const Preset& preset : kPresets) names += (names.empty() ? "" : ", ") + std::string(preset.name);
+  return names;
+}
+
+const char* gelu_name(nn::GeluApproximation approximation) {
+  return approximation == nn::GeluApproximation::Tanh ? "tanh" : "erf";
+}
+
+nn::GeluApproximation gelu_named(const std::string& name) {
+  if (name == "tanh") return nn::GeluApproximation::Tanh;
+  if (name == "erf") return nn::GeluApproximation::Erf;
+  fail("GPTConfig: unknown gelu '", name, "' (known: tanh, erf)");
+}
+
+}  // namespace
+
+const char* positional_encoding_name(PositionalEncoding kind) {
+  switch (kind) {
+    case PositionalEncoding::Learned: return "learned";
+    case PositionalEncoding::Sinusoidal: return "sinusoidal";
+    case PositionalEncoding::Rope: return "rope";
+  }
+  return "?";
+}
+
+PositionalEncoding positional_encoding_named(const std::string& name) {
+  for (PositionalEncoding kind : {PositionalEncoding::Learned, PositionalEncoding::Sinusoidal, PositionalEncoding::Rope})
+    if (name == positional_encoding_name(kind)) return kind;
+  fail("GPTConfig: unknown positional encoding '", name, "' (known: learned, sinusoidal, rope)");
+}
+
+GPTConfig GPTConfig::preset_named(const std::string& name, int64_t vocab_size) {
+  for (const Preset& preset : kPresets) {
+    if (name != preset.name) continue;
+    check(vocab_size > 0 || preset.gpt2_vocab, "GPTConfig: preset '", name,
+          "' is character-level: its vocab_size comes from the tokenizer, got ", vocab_size);
+    GPTConfig config;
+    config.preset = name;
+    config.vocab_size = vocab_size > 0 ? vocab_size : kGpt2Vocab;
+    config.n_layer = preset.n_layer;
+    config.n_head = preset.n_head;
+    config.n_embd = preset.n_embd;
+    config.block_size = preset.block_size;
+    config.batch_size = preset.batch_size;
+    config.dropout = preset.dropout;
+    config.validate();
+    return config;
+  }
+  fail("GPTConfig: unknown preset '", name, "' (known: ", preset_names(), ")");
+}
+
+void GPTConfig::validate() const {
+  check(vocab_size > 0, "GPTConfig: vocab_size must be positive, got ", vocab_size);
+  check(block_size > 0, "GPTConfig: block_size must be positive, got ", block_size);
+  check(n_layer > 0, "GPTConfig: n_layer must be positive, got ", n_layer);
+  check(batch_size > 0, "GPTConfig: batch_size must be positive, got ", batch_size);
+  check(init == "gpt2" || init == "xavier_uniform" || init == "xavier_normal", "GPTConfig: unknown init '", init,
+        "' (known: gpt2, xavier_uniform, xavier_normal)");
+  try {
+    transformer_options().validate();
+  } catch (const Error& error) {
+    fail("GPTConfig: ", error.what());
+  }
+}
+
+int64_t GPTConfig::parameter_count() const {
+  const int64_t channels = n_embd, with_bias = bias ? 1 : 0;
+  const int64_t token_embeddings = vocab_size * channels;
+  const int64_t positions = positional == PositionalEncoding::Learned ? block_size * channels : 0;
+  const int64_t per_block = 12 * channels * channels + 2 * channels + 11 * channels * with_bias;
+  const int64_t final_norm = channels + channels * with_bias;
+  const int64_t head = tie_embeddings ? 0 : vocab_size * channels;
+  return token_embeddings + positions + n_layer * per_block + final_norm + head;
+}
+
+nn::TransformerOptions GPTConfig::transformer_options(DType dtype) const {
+  nn::TransformerOptions options;
+  options.n_embd = n_embd;
+  options.n_head = n_head;
+  options.bias = bias;
+  options.dropout = dropout;
+  options.gelu = gelu;
+  options.layer_norm_eps = layer_norm_eps;
+  options.rope = positional == PositionalEncoding::Rope;
+  options.rope_base = rope_base;
+  options.dtype = dtype;
+  return options;
+}
+
+nlohmann::json GPTConfig::to_json() const {
+  return {{"preset", preset},
+          {"vocab_size", vocab_size},
+          {"block_size", block_size},
+          {"n_layer", n_layer},
+          {"n_head", n_head},
+          {"n_embd", n_embd},
+          {"batch_size", batch_size},
+          {"dropout", dropout},
+          {"bias", bias},
+          {"positional", positional_encoding_name(positional)},
+          {"gelu", gelu_name(gelu)},
+          {"layer_norm_eps", layer_norm_eps},
+          {"tie_embeddings", tie_embeddings},
+          {"init", init},
+          {"scale_embeddings", scale_embeddings},
+          {"rope_base", rope_base}};
+}
+
+GPTConfig GPTConfig::from_json(const nlohmann::json& json) {
+  check(json.is_object(), "GPTConfig::from_json: expected an object, got ", json.type_name());
+  const GPTConfig defaults;
+  const nlohmann::json known = defaults.to_json();
+  for (const auto& [key, value] : json.items())
+    check(known.contains(key), "GPTConfig::from_json: unknown key '", key, "'");
+  for (const char* key : {"vocab_size", "block_size", "n_layer", "n_head", "n_embd"})
+    check(json.contains(key), "GPTConfig::from_json: missing '", key, "'");
+  GPTConfig config;
+  try {
+    auto read = [&](const char* key, auto& field) {
+      if (json.contains(key)) field = json.at(key).get<std::decay_t<decltype(field)>>();
+    };
+    read("preset", config.preset);
+    read("vocab_size", config.vocab_size);
+    read("block_size", config.block_size);
+    read("n_layer", config.n_layer);
+    read("n_head", config.n_head);
+    read("n_embd", config.n_embd);
+    read("batch_size", config.batch_size);
+    read("dropout", config.dropout);
+    read("bias", config.bias);
+    read("layer_norm_eps", config.layer_norm_eps);
+    read("tie_embeddings", config.tie_embeddings);
+    read("init", config.init);
+    read("scale_embeddings", config.scale_embeddings);
+    read("rope_base", config.rope_base);
+    if (json.contains("positional")) config.positional = positional_encoding_named(json.at("positional").get<std::string>());
+    if (json.contains("gelu")) config.gelu = gelu_named(json.at("gelu").get<std::string>());
+  } catch (const nlohmann::json::exception& error) {
+    fail("GPTConfig::from_json: ", error.what());
+  }
+  config.validate();
+  return config;
+}
+
+}  // namespace tg

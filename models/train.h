@@ -1,0 +1,91 @@
+// The training loop: batches from the corpus, forward, backward, clip, AdamW,
+// with evaluations, checkpoints, a progress line and a metrics log.
+//
+// One step (the order matters for reproducibility):
+//   1. draw a batch of B random windows from the train split (the data generator)
+//   2. loss = model.loss(inputs, targets); a NaN or infinite loss stops the run
+//   3. backward into the gradient arena, clip the global norm to grad_clip
+//   4. AdamW with the scheduled learning rate of this step (nn/optim/schedule.h)
+// Every eval_interval steps, at step 0 and at the end, the loss is estimated on
+// eval_iters batches of each split (a separate generator, reset each time, so
+// every evaluation sees the same batches and does not disturb the training
+// batches), and the checkpoints are written: DIR/model.safetensors (the latest
+// state, with the optimiser) and, when the validation loss is the lowest so far,
+// DIR/best.safetensors (weights only). See models/checkpoint.h.
+//
+// Reproducibility: the run is a pure function of (corpus, config, settings,
+// thread count). A run resumed from DIR/model.safetensors restores the weights,
+// AdamW's moments and step, the data and dropout generators and the step count,
+// so it continues with exactly the losses the uninterrupted run would have had.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/checkpoint.h"
+#include "models/data.h"
+#include "models/gpt.h"
+#include "models/train_settings.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/schedule.h"
+#include "nn/parameter_arena.h"
+
+namespace tg {
+
+struct TrainOutputs {
+  std::string out_dir;          // checkpoints go here (created if missing)
+  std::string metrics_path;     // the JSON Lines metrics log; empty = none
+  bool progress_is_terminal = false;  // rewrite the progress line in place
+  // Stop after this many steps in total, writing DIR/model.safetensors, as if the
+  // run had been interrupted there (-1: run to settings.iters). Tests use it.
+  int64_t stop_after = -1;
+};
+
+struct TrainResult {
+  int64_t steps = 0;                // optimiser steps taken, over every session of the run
+  std::vector<double> step_losses;  // the training loss of each step of this session
+  double best_val_loss = 0;
+  double last_val_loss = 0;         // of the last evaluation (NaN if there was none in this session)
+};
+
+struct Evaluation {
+  double train_loss, val_loss;  // mean loss over eval_iters batches of each split
+};
+
+class TrainingRun {
+ public:
+  // A new run: the char tokenizer is built from `corpus`, and config.vocab_size is set from it.
+  static std::unique_ptr<TrainingRun> start(const std::string& corpus, GPTConfig config,
+                                            const TrainSettings& settings);
+  // Continues the run saved in `checkpoint` (one with optimiser state, e.g. DIR/model.safetensors),
+  // with `settings` (normally the checkpoint's own; more iters extend the run).
+  static std::unique_ptr<TrainingRun> resume(const Checkpoint& checkpoint, const std::string& corpus,
+                                             const TrainSettings& settings);
+
+  // Trains until settings.iters steps (or outputs.stop_after). Progress lines go to `progress`.
+  // Throws tg::Error naming the step when the loss is not finite.
+  TrainResult train(const TrainOutputs& outputs, std::ostream& progress);
+
+  Evaluation evaluate();
+  GPT& model() { return *model_; }
+  const CheckpointHeader& state() const { return header_; }
+  const TokenSplits& data() const { return splits_; }
+
+ private:
+  TrainingRun(CheckpointHeader header, const std::string& corpus);
+  double train_step();  // returns the loss; advances header_.step
+  void save(const std::string& path, bool with_optimizer);
+
+  CheckpointHeader header_;  // config, vocabulary, settings, step, generators, best val loss
+  TokenSplits splits_;
+  std::unique_ptr<GPT> model_;
+  std::unique_ptr<nn::ParameterArena> arena_;
+  std::unique_ptr<nn::AdamW> optimizer_;
+  nn::CosineSchedule schedule_;
+  Generator data_generator_;
+  double last_grad_norm_ = 0;
+};
+
+}  // namespace tg

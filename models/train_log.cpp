@@ -1,0 +1,92 @@
+#include "models/train_log.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "tensor/error.h"
+
+namespace tg {
+
+namespace {
+
+constexpr int64_t kPlainLineInterval = 10;  // steps between progress lines when not on a terminal
+constexpr double kSmoothing = 0.1;          // weight of the newest step in the moving average
+
+// "1h02m", "3m07s", "12s"
+std::string format_duration(double seconds) {
+  const auto total = static_cast<int64_t>(std::llround(std::max(0.0, seconds)));
+  char text[32];
+  if (total >= 3600) std::snprintf(text, sizeof text, "%lldh%02lldm", static_cast<long long>(total / 3600),
+                                   static_cast<long long>(total % 3600 / 60));
+  else if (total >= 60) std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(total / 60),
+                                      static_cast<long long>(total % 60));
+  else std::snprintf(text, sizeof text, "%llds", static_cast<long long>(total));
+  return text;
+}
+
+}  // namespace
+
+TrainLog::TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path, bool append,
+                   int64_t tokens_per_step)
+    : progress_(progress), progress_is_terminal_(progress_is_terminal), tokens_per_step_(tokens_per_step) {
+  if (metrics_path.empty()) return;
+  metrics_.open(metrics_path, append ? std::ios::app : std::ios::trunc);
+  check(metrics_.good(), "train: cannot open the metrics log '", metrics_path, "' for writing");
+}
+
+void TrainLog::step(const StepReport& report) {
+  smoothed_seconds_ = smoothed_seconds_ == 0 ? report.seconds
+                                             : (1 - kSmoothing) * smoothed_seconds_ + kSmoothing * report.seconds;
+  last_tokens_per_s_ = static_cast<double>(tokens_per_step_) / report.seconds;
+  if (metrics_.is_open()) {
+    nlohmann::json line = {{"iter", report.step},         {"train_loss", report.loss},
+                           {"lr", report.lr},             {"grad_norm", report.grad_norm},
+                           {"tokens_per_s", last_tokens_per_s_}, {"step_ms", report.seconds * 1e3}};
+    metrics_ << line.dump() << '\n' << std::flush;
+  }
+  const bool last = report.step == report.total_steps;
+  if (!progress_is_terminal_ && report.step % kPlainLineInterval != 0 && !last) return;
+  char text[200];
+  std::snprintf(text, sizeof text, "step %lld/%lld | loss %.4f | lr %.2e | %.0f tokens/s | %.1f ms/step | ETA %s",
+                static_cast<long long>(report.step), static_cast<long long>(report.total_steps), report.loss,
+                report.lr, tokens_per_step_ / smoothed_seconds_, smoothed_seconds_ * 1e3,
+                format_duration(smoothed_seconds_ * static_cast<double>(report.total_steps - report.step)).c_str());
+  if (progress_is_terminal_) {
+    progress_ << "\r\033[K" << text << std::flush;  // \033[K clears what a longer previous line left
+    live_line_open_ = true;
+  } else {
+    progress_ << text << '\n' << std::flush;
+  }
+}
+
+void TrainLog::eval(const EvalReport& report, bool best) {
+  end_live_line();
+  char text[200];
+  std::snprintf(text, sizeof text, "eval step %lld | train loss %.4f (ppl %.2f) | val loss %.4f (ppl %.2f)%s",
+                static_cast<long long>(report.step), report.train_loss, std::exp(report.train_loss),
+                report.val_loss, std::exp(report.val_loss), best ? " | best so far" : "");
+  progress_ << text << '\n' << std::flush;
+  if (metrics_.is_open()) {
+    nlohmann::json line = {{"iter", report.step},         {"eval", true},
+                           {"train_loss", report.train_loss}, {"val_loss", report.val_loss},
+                           {"val_perplexity", std::exp(report.val_loss)}, {"lr", report.lr},
+                           {"tokens_per_s", last_tokens_per_s_}};
+    metrics_ << line.dump() << '\n' << std::flush;
+  }
+}
+
+void TrainLog::note(const std::string& line) {
+  end_live_line();
+  progress_ << line << '\n' << std::flush;
+}
+
+void TrainLog::end_live_line() {
+  if (!live_line_open_) return;
+  progress_ << '\n';
+  live_line_open_ = false;
+}
+
+}  // namespace tg

@@ -1,0 +1,57 @@
+// What a training run reports, and where:
+//   - a progress line on the progress stream (stderr in the CLI): step, loss,
+//     learning rate, tokens/s and the estimated time left. On a terminal it
+//     rewrites itself in place every step; elsewhere (a log file, CI) it is
+//     printed as a whole line every `kPlainLineInterval` steps;
+//   - an evaluation line after each evaluation: train and val loss and perplexity;
+//   - a JSON Lines metrics file (optional): one object per step,
+//       {"iter": 12, "train_loss": 3.91, "lr": 0.00012, "tokens_per_s": 10500.0, "step_ms": 73.1}
+//     and one per evaluation,
+//       {"iter": 250, "eval": true, "train_loss": 2.31, "val_loss": 2.35, "val_perplexity": 10.5, "lr": ..., "tokens_per_s": ...}
+//     where train_loss is the evaluation's estimate over eval_iters batches.
+#pragma once
+#include <cstdint>
+#include <fstream>
+#include <ostream>
+#include <string>
+
+namespace tg {
+
+struct StepReport {
+  int64_t step;           // 1-based: the number of optimiser steps taken, this one included
+  int64_t total_steps;
+  double loss;
+  double lr;
+  double grad_norm;       // before clipping
+  double seconds;         // wall time of this step
+};
+
+struct EvalReport {
+  int64_t step;           // optimiser steps taken before the evaluation
+  double train_loss, val_loss;
+  double lr;
+};
+
+class TrainLog {
+ public:
+  // `metrics_path` empty: no metrics file. `append`: continue an existing file (--resume).
+  TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path, bool append,
+           int64_t tokens_per_step);
+
+  void step(const StepReport& report);
+  void eval(const EvalReport& report, bool best);
+  void note(const std::string& line);  // any other line (checkpoint written, ...)
+
+ private:
+  void end_live_line();
+
+  std::ostream& progress_;
+  bool progress_is_terminal_;
+  bool live_line_open_ = false;
+  std::ofstream metrics_;
+  int64_t tokens_per_step_;
+  double smoothed_seconds_ = 0;  // exponential moving average of the step time, for tokens/s and the ETA
+  double last_tokens_per_s_ = 0;
+};
+
+}  // namespace tg

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End-to-end test of `tinygpt train` and `tinygpt sample` on a tiny corpus:
+# train a few steps, resume, sample with and without the KV cache, and check
+# that misuse ends with one readable error line and a non-zero exit code.
+#
+# usage: test_cli_train_sample.sh path/to/tinygpt   (CTest passes the built binary)
+set -uo pipefail
+
+tinygpt=${1:?usage: $0 path/to/tinygpt}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect_error NAME EXPECTED_TEXT COMMAND...: non-zero exit, one stderr line containing the text, no stdout.
+expect_error() {
+  local name=$1 expected=$2
+  shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local status=$?
+  [[ $status -ne 0 ]] || fail "$name: exit code 0, expected non-zero"
+  [[ $(wc -l <"$work/err") -eq 1 ]] || fail "$name: expected one line on stderr, got: $(cat "$work/err")"
+  grep -qF -- "$expected" "$work/err" || fail "$name: stderr lacks '$expected': $(cat "$work/err")"
+  [[ ! -s $work/out ]] || fail "$name: unexpected stdout: $(cat "$work/out")"
+}
+
+for _ in $(seq 60); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
+model_flags=(--layers 1 --heads 2 --dims 16 --block-size 8 --batch-size 2)
+run_flags=(--data "$work/corpus.txt" --eval-interval 3 --eval-iters 2 --seed 5 --out "$work/run")
+
+# Train 6 steps, then resume to 9.
+if ! "$tinygpt" train "${run_flags[@]}" "${model_flags[@]}" --iters 6 --log "$work/metrics.jsonl" 2>"$work/train.log"; then
+  fail "train: non-zero exit: $(cat "$work/train.log")"
+fi
+for file in model.safetensors best.safetensors; do
+  [[ -f $work/run/$file ]] || fail "train: $work/run/$file was not written"
+done
+grep -q '"val_loss"' "$work/metrics.jsonl" || fail "train: no evaluation line in the metrics log"
+[[ $(grep -vc '"eval"' "$work/metrics.jsonl") -eq 6 ]] || fail "train: expected 6 step lines in the metrics log"
+grep -q "eval step 6 | train loss" "$work/train.log" || fail "train: no evaluation line on stderr"
+
+"$tinygpt" train --data "$work/corpus.txt" --out "$work/run" --resume --iters 9 --log "$work/metrics.jsonl" \
+  2>"$work/resume.log" || fail "train --resume: non-zero exit: $(cat "$work/resume.log")"
+grep -q "resuming .* at step 6" "$work/resume.log" || fail "train --resume: did not resume at step 6"
+[[ $(grep -vc '"eval"' "$work/metrics.jsonl") -eq 9 ]] || fail "train --resume: expected 9 step lines in the log"
+
+# Sample: stdout is the prompt and its continuation only.
+"$tinygpt" sample --ckpt "$work/run" --prompt "First" --tokens 30 --greedy >"$work/cached.txt" 2>"$work/sample.log" \
+  || fail "sample: non-zero exit: $(cat "$work/sample.log")"
+"$tinygpt" sample --ckpt "$work/run" --prompt "First" --tokens 30 --greedy --no-cache >"$work/uncached.txt" 2>/dev/null \
+  || fail "sample --no-cache: non-zero exit"
+[[ $(head -c 5 "$work/cached.txt") == First ]] || fail "sample: stdout does not start with the prompt"
+[[ $(wc -c <"$work/cached.txt") -eq 35 ]] || fail "sample: expected 5 + 30 characters, got $(wc -c <"$work/cached.txt")"
+cmp -s "$work/cached.txt" "$work/uncached.txt" || fail "sample: greedy output differs with and without the KV cache"
+"$tinygpt" sample --ckpt "$work/run/model.safetensors" --prompt "po" --tokens 20 --temperature 0.8 --top-k 5 \
+  --top-p 0.9 --repetition-penalty 1.2 --seed 3 >"$work/a.txt" 2>/dev/null || fail "sample with every option: non-zero exit"
+"$tinygpt" sample --ckpt "$work/run/model.safetensors" --prompt "po" --tokens 20 --temperature 0.8 --top-k 5 \
+  --top-p 0.9 --repetition-penalty 1.2 --seed 3 >"$work/b.txt" 2>/dev/null
+cmp -s "$work/a.txt" "$work/b.txt" || fail "sample: the same seed gave different text"
+
+# Misuse: one line, non-zero exit.
+expect_error "missing data" "cannot read '$work/nowhere.txt'" \
+  "$tinygpt" train --data "$work/nowhere.txt" --out "$work/x" --iters 1
+expect_error "unknown preset" "gpt5" "$tinygpt" train --data "$work/corpus.txt" --config gpt5 --out "$work/x"
+expect_error "resume changes the model" "--layers cannot change in a resumed run" \
+  "$tinygpt" train --data "$work/corpus.txt" --out "$work/run" --resume --layers 3
+expect_error "resume without checkpoint" "no checkpoint at" \
+  "$tinygpt" train --data "$work/corpus.txt" --out "$work/empty" --resume
+expect_error "prompt outside the vocabulary" "'Z'" "$tinygpt" sample --ckpt "$work/run" --prompt "Zebra"
+expect_error "missing checkpoint" "does not exist" "$tinygpt" sample --ckpt "$work/nothing"
+head -c 3000 "$work/run/model.safetensors" >"$work/truncated.safetensors"
+expect_error "truncated checkpoint" "truncated.safetensors" "$tinygpt" sample --ckpt "$work/truncated.safetensors"
+expect_error "bad temperature" "temperature -1" "$tinygpt" sample --ckpt "$work/run" --temperature -1
+# A flag the parser does not know: non-zero exit, named on stderr (CLI11 adds a "Run with --help" hint).
+if "$tinygpt" train --no-such-flag >/dev/null 2>"$work/err"; then fail "bad flag: exit code 0"; fi
+grep -qF -- "--no-such-flag" "$work/err" || fail "bad flag: not named on stderr: $(cat "$work/err")"
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all tinygpt train/sample CLI checks passed"

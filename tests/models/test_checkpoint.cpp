@@ -1,0 +1,171 @@
+// Checkpoints: what is saved comes back, and every kind of wrong file is a clear error.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/checkpoint.h"
+#include "models/train.h"
+#include "tensor/factory.h"
+#include "tensor/view.h"
+#include "tests/models/test_train_helpers.h"
+#include "tokenizer/char_tokenizer.h"
+
+using namespace tg;
+using tg::testing::ScratchDir;
+
+namespace {
+
+// A checkpoint written by a real (short) run, with optimiser state.
+struct TrainedCheckpoint {
+  ScratchDir dir;
+  std::unique_ptr<TrainingRun> run;
+  TrainedCheckpoint() {
+    run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(4));
+    std::ostringstream progress;
+    run->train(tg::testing::outputs_in(dir.path()), progress);
+  }
+  std::string latest() const { return dir.file(kLatestCheckpointFile); }
+};
+
+// Rewrites `source` into `target` with its tensors and metadata changed by `edit`.
+template <class Edit>
+void rewrite(const std::string& source, const std::string& target, Edit edit) {
+  SafetensorsFile file = load_safetensors(source);
+  edit(file.tensors, file.metadata);
+  save_safetensors(target, file.tensors, file.metadata);
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: weights, optimiser state and run state round-trip exactly") {
+  TrainedCheckpoint trained;
+  const Checkpoint checkpoint = load_checkpoint(trained.latest());
+  const CheckpointHeader& saved = trained.run->state();
+  CHECK(checkpoint.header.step == 4);
+  CHECK(checkpoint.has_optimizer_state);
+  CHECK(checkpoint.optimizer_step == 4);
+  CHECK(checkpoint.header.config.to_json() == saved.config.to_json());
+  CHECK(checkpoint.header.settings.to_json() == saved.settings.to_json());
+  CHECK(checkpoint.header.vocabulary == saved.vocabulary);
+  CHECK(checkpoint.header.best_val_loss == saved.best_val_loss);  // bitwise: written in shortest exact form
+  CHECK(checkpoint.header.data_generator.counter == saved.data_generator.counter);
+  CHECK(checkpoint.header.data_generator.counter == 4 * 3);  // 4 batches of 3 windows
+
+  GPT model(checkpoint.header.config, 99, DType::Float32, /*initialize=*/false);
+  restore_parameters(checkpoint, model);
+  const auto restored = model.named_parameters(), original = trained.run->model().named_parameters();
+  REQUIRE(restored.size() == original.size());
+  for (size_t i = 0; i < restored.size(); ++i) {
+    CAPTURE(restored[i].first);
+    CHECK(restored[i].second.to_vector<float>() == original[i].second.to_vector<float>());
+  }
+
+  // The moments are saved per parameter, under optimizer.m.<name> / optimizer.v.<name>.
+  const Tensor m_wte = checkpoint.file.at("optimizer.m.wte.weight");
+  CHECK(m_wte.shape() == model.named_parameters()[0].second.shape());
+  nn::AdamW optimizer(model.named_parameters(), nn::AdamWOptions{});
+  restore_optimizer(checkpoint, model, optimizer);
+  CHECK(optimizer.state().step == 4);
+  CHECK(raw::narrow(optimizer.state().m, 0, 0, m_wte.numel()).to_vector<float>() ==
+        raw::reshape(m_wte, {-1}).to_vector<float>());
+}
+
+TEST_CASE("checkpoint: best.safetensors has the weights only, and sampling prefers it") {
+  TrainedCheckpoint trained;
+  const Checkpoint best = load_checkpoint(trained.dir.file(kBestCheckpointFile));
+  CHECK_FALSE(best.has_optimizer_state);
+  CHECK(best.file.find("optimizer.m.wte.weight") == nullptr);
+  GPT model(best.header.config, 0, DType::Float32, false);
+  nn::AdamW optimizer(model.named_parameters(), nn::AdamWOptions{});
+  CHECK_THROWS_WITH_AS(restore_optimizer(best, model, optimizer), doctest::Contains("holds weights only"), tg::Error);
+
+  CHECK(find_checkpoint_for_sampling(trained.dir.path()) == trained.dir.file(kBestCheckpointFile));
+  std::filesystem::remove(trained.dir.file(kBestCheckpointFile));
+  CHECK(find_checkpoint_for_sampling(trained.dir.path()) == trained.latest());
+  CHECK(find_checkpoint_for_sampling(trained.latest()) == trained.latest());
+  std::filesystem::remove(trained.latest());
+  CHECK_THROWS_WITH_AS(find_checkpoint_for_sampling(trained.dir.path()),
+                       doctest::Contains("has neither best.safetensors nor model.safetensors"), tg::Error);
+  CHECK_THROWS_WITH_AS(find_checkpoint_for_sampling(trained.dir.file("nowhere")), doctest::Contains("does not exist"),
+                       tg::Error);
+}
+
+TEST_CASE("checkpoint: a foreign safetensors file is refused") {
+  ScratchDir dir;
+  save_safetensors(dir.file("foreign.safetensors"), {{"weight", zeros({2, 2})}}, {{"producer", "someone else"}});
+  CHECK_THROWS_WITH_AS(load_checkpoint(dir.file("foreign.safetensors")),
+                       doctest::Contains("is a safetensors file but not a tinygpt checkpoint"), tg::Error);
+  save_safetensors(dir.file("future.safetensors"), {{"weight", zeros({2, 2})}}, {{"format", "tinygpt-checkpoint-v9"}});
+  CHECK_THROWS_WITH_AS(load_checkpoint(dir.file("future.safetensors")),
+                       doctest::Contains("has format 'tinygpt-checkpoint-v9'"), tg::Error);
+}
+
+TEST_CASE("checkpoint: missing, unexpected and misshapen tensors name the tensor") {
+  TrainedCheckpoint trained;
+  const std::string broken = trained.dir.file("broken.safetensors");
+  const GPTConfig config = trained.run->state().config;
+  GPT model(config, 0, DType::Float32, false);
+
+  rewrite(trained.latest(), broken, [](std::vector<NamedTensor>& tensors, Metadata&) {
+    std::erase_if(tensors, [](const NamedTensor& tensor) { return tensor.name == "blocks.1.attn.qkv.bias"; });
+  });
+  CHECK_THROWS_WITH_AS(restore_parameters(load_checkpoint(broken), model),
+                       doctest::Contains("tensor 'blocks.1.attn.qkv.bias' (48,) is missing"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](std::vector<NamedTensor>& tensors, Metadata&) {
+    tensors.push_back({"blocks.7.mystery", zeros({3})});
+  });
+  CHECK_THROWS_WITH_AS(restore_parameters(load_checkpoint(broken), model),
+                       doctest::Contains("unexpected tensor 'blocks.7.mystery'"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](std::vector<NamedTensor>& tensors, Metadata&) {
+    for (NamedTensor& tensor : tensors)
+      if (tensor.name == "ln_f.weight") tensor.tensor = zeros({17});
+  });
+  CHECK_THROWS_WITH_AS(restore_parameters(load_checkpoint(broken), model),
+                       doctest::Contains("tensor 'ln_f.weight' is float32 (17,), expected float32 (16,)"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](std::vector<NamedTensor>& tensors, Metadata&) {
+    std::erase_if(tensors, [](const NamedTensor& tensor) { return tensor.name == "optimizer.v.wte.weight"; });
+  });
+  const Checkpoint without_moment = load_checkpoint(broken);
+  nn::AdamW optimizer(model.named_parameters(), nn::AdamWOptions{});
+  CHECK_THROWS_WITH_AS(restore_optimizer(without_moment, model, optimizer),
+                       doctest::Contains("tensor 'optimizer.v.wte.weight'"), tg::Error);
+}
+
+TEST_CASE("checkpoint: bad metadata is named") {
+  TrainedCheckpoint trained;
+  const std::string broken = trained.dir.file("broken.safetensors");
+
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    auto config = nlohmann::json::parse(metadata["config"]);
+    config["n_head"] = 3;  // 16 channels do not split into 3 heads
+    metadata["config"] = config.dump();
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("bad 'config'"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) { metadata["config"] = "{not json"; });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("'config' metadata is not valid JSON"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) { metadata.erase("step"); });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the metadata has no 'step' entry"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    metadata["tokenizer"] = nlohmann::json{{"type", "char"}, {"characters", "abc"}}.dump();
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the vocabulary has 3 characters"), tg::Error);
+}
+
+TEST_CASE("checkpoint: a truncated file is refused by the reader") {
+  TrainedCheckpoint trained;
+  const std::string truncated = trained.dir.file("truncated.safetensors");
+  {
+    std::ifstream in(trained.latest(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(truncated, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  }
+  CHECK_THROWS_AS(load_checkpoint(truncated), tg::Error);
+}
