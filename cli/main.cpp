@@ -16,8 +16,14 @@ int main(int argc, char** argv) {
   tg::cli::add_sample_command(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // One line, like every other error (CLI11's exit() would add a second one).
+    std::cerr << "tinygpt: error: " << error.what() << " (see tinygpt --help)\n";
+    return error.get_exit_code() == 0 ? 2 : error.get_exit_code();
   } catch (const std::exception& error) {
     std::cerr << "tinygpt: error: " << error.what() << "\n";
     return 1;
