@@ -1,0 +1,81 @@
+// Generation speed: new tokens per second with the KV cache, and without it
+// (re-running the whole window for every token), after prompts of several
+// lengths, for a randomly initialised model of a preset.
+//
+//   bench_generate --config baby --prompts 16,256,1024 --tokens 32 [--threads 2]
+//
+// The context length is raised to fit the longest prompt plus the new tokens
+// (baby's own block is 256), so every run stays inside the window, where the
+// cache applies. Greedy decoding; the time includes the prompt's own forward
+// (prefill), reported separately as ms.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "models/generate.h"
+#include "models/gpt.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Seconds to generate `tokens` new tokens after `prompt`.
+double time_generation(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t tokens, bool use_cache) {
+  tg::GenerationOptions options;
+  options.max_new_tokens = tokens;
+  options.sampling.greedy = true;
+  options.use_cache = use_cache;
+  const auto start = std::chrono::steady_clock::now();
+  tg::generate(model, prompt, options);
+  return seconds_since(start);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Generation tokens/s with and without the KV cache"};
+  std::string preset = "baby";
+  std::vector<int64_t> prompt_lengths = {16, 256, 1024};
+  int64_t tokens = 32;
+  int threads = 0;
+  bool skip_uncached = false;
+  app.add_option("--config", preset, "Preset")->capture_default_str();
+  app.add_option("--prompts", prompt_lengths, "Prompt lengths")->delimiter(',');
+  app.add_option("--tokens", tokens, "New tokens per run")->capture_default_str();
+  app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
+  app.add_flag("--cache-only", skip_uncached, "Skip the runs without the cache");
+  CLI11_PARSE(app, argc, argv);
+  if (threads > 0) tg::set_num_threads(threads);
+
+  tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+  int64_t longest = 0;
+  for (int64_t length : prompt_lengths) longest = std::max(longest, length);
+  config.block_size = std::max(config.block_size, longest + tokens);
+  config.dropout = 0;
+  tg::GPT model(config, 1);
+  std::printf("%s (block raised to %lld), %s, greedy, %lld new tokens per run\n", preset.c_str(),
+              static_cast<long long>(config.block_size), tg::thread_info().c_str(), static_cast<long long>(tokens));
+  std::printf("%8s %16s %16s %8s\n", "prompt", "cached tok/s", "uncached tok/s", "speedup");
+
+  tg::Generator generator(0);
+  for (int64_t length : prompt_lengths) {
+    const std::vector<int64_t> prompt = tg::randint({length}, 0, config.vocab_size, generator).to_vector<int64_t>();
+    time_generation(model, prompt, 2, true);  // warm-up: buffers, pages
+    const double cached = time_generation(model, prompt, tokens, true);
+    if (skip_uncached) {
+      std::printf("%8lld %16.1f %16s %8s\n", static_cast<long long>(length), tokens / cached, "-", "-");
+      continue;
+    }
+    const double uncached = time_generation(model, prompt, tokens, false);
+    std::printf("%8lld %16.1f %16.1f %7.1fx\n", static_cast<long long>(length), tokens / cached, tokens / uncached,
+                uncached / cached);
+  }
+  return 0;
+}
