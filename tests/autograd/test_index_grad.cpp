@@ -1,33 +1,13 @@
 // Gradients of indexing, joining and splitting: exact small cases and numeric checks.
 #include <doctest/doctest.h>
 
-#include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "tests/autograd/gradcheck_helpers.h"
 #include "tensor/view.h"
 
 using namespace tg;
 
-namespace {
-
-Tensor leaf(Tensor x) {
-  x.set_requires_grad();
-  return x;
-}
-
-Tensor values(const Shape& shape, uint64_t seed) {
-  Generator generator(seed);
-  return uniform(shape, -2, 2, generator, DType::Float64);
-}
-
-Tensor input(const Shape& shape, uint64_t seed) { return leaf(values(shape, seed)); }
-
-void check_grad(const std::function<Tensor(const std::vector<Tensor>&)>& f, const std::vector<Tensor>& inputs) {
-  const GradcheckResult result = gradcheck(f, inputs);
-  INFO(result.report);
-  CHECK(result.ok);
-}
-
-}  // namespace
+using namespace tg::testing;
 
 TEST_CASE("embedding backward: each table row collects the gradients of its ids") {
   const Tensor table = leaf(zeros({3, 2}));
@@ -41,39 +21,39 @@ TEST_CASE("embedding backward: each table row collects the gradients of its ids"
 
 TEST_CASE("index_select gradcheck: repeated indices, any dim, transposed input") {
   const Tensor repeated = from_vector<int64_t>({2, 0, 2, 1});
-  check_grad([&](auto& x) { return index_select(x[0], 0, repeated); }, {input({3, 4}, 1)});
-  check_grad([&](auto& x) { return index_select(x[0], -1, repeated); }, {input({2, 3}, 2)});
-  check_grad([&](auto& x) { return index_select(x[0], 1, repeated); },
+  check_gradients([&](auto& x) { return index_select(x[0], 0, repeated); }, {input({3, 4}, 1)});
+  check_gradients([&](auto& x) { return index_select(x[0], -1, repeated); }, {input({2, 3}, 2)});
+  check_gradients([&](auto& x) { return index_select(x[0], 1, repeated); },
              {leaf(raw::transpose(values({3, 3, 2}, 3), 0, 1))});
 }
 
 TEST_CASE("gather gradcheck: as cross-entropy picks targets, and along dim 0") {
   const Tensor targets = from_vector<int64_t>({3, 0, 3}, {3, 1});  // one class per row
-  check_grad([&](auto& x) { return gather(x[0], 1, targets); }, {input({3, 4}, 4)});
+  check_gradients([&](auto& x) { return gather(x[0], 1, targets); }, {input({3, 4}, 4)});
   const Tensor index = from_vector<int64_t>({1, 1, 0, 0, 1, 1}, {2, 3});
-  check_grad([&](auto& x) { return gather(x[0], 0, index); }, {input({2, 3}, 5)});
-  check_grad([&](auto& x) { return gather(x[0], 1, index); }, {leaf(raw::transpose(values({3, 2}, 6), 0, 1))});
+  check_gradients([&](auto& x) { return gather(x[0], 0, index); }, {input({2, 3}, 5)});
+  check_gradients([&](auto& x) { return gather(x[0], 1, index); }, {leaf(raw::transpose(values({3, 2}, 6), 0, 1))});
 }
 
 TEST_CASE("embedding gradcheck: ids of shape (B, T) with repeats") {
   const Tensor ids = from_vector<int64_t>({4, 1, 1, 0, 4, 2}, {2, 3});
-  check_grad([&](auto& x) { return embedding(x[0], ids); }, {input({5, 3}, 7)});
+  check_gradients([&](auto& x) { return embedding(x[0], ids); }, {input({5, 3}, 7)});
 }
 
 TEST_CASE("cat gradcheck: inputs of different sizes, transposed, one constant") {
-  check_grad([](auto& x) { return cat({x[0], x[1]}, 1); },
+  check_gradients([](auto& x) { return cat({x[0], x[1]}, 1); },
              {input({2, 3}, 8), leaf(raw::transpose(values({1, 2}, 9), 0, 1))});
-  check_grad([](auto& x) { return cat({x[0], x[1], x[0]}, 0); }, {input({1, 3}, 10), values({2, 3}, 11)});
+  check_gradients([](auto& x) { return cat({x[0], x[1], x[0]}, 0); }, {input({1, 3}, 10), values({2, 3}, 11)});
 }
 
 TEST_CASE("split gradcheck: pieces used unevenly (one twice, one not at all)") {
-  check_grad(
+  check_gradients(
       [](auto& x) {
         const std::vector<Tensor> pieces = split(x[0], std::vector<int64_t>{1, 2, 3}, 1);
         return cat({mul(pieces[2], pieces[2]), pieces[0], pieces[0]}, 1);
       },
       {input({2, 6}, 12)});
-  check_grad(
+  check_gradients(
       [](auto& x) {
         const std::vector<Tensor> chunks = split(x[0], 2, 0);  // sizes 2, 2, 1
         return cat({chunks[2], mul(chunks[0], chunks[1])}, 0);

@@ -3,28 +3,14 @@
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "tests/autograd/gradcheck_helpers.h"
 #include "tensor/view.h"
 
 using namespace tg;
 
+using namespace tg::testing;
+
 namespace {
-
-Tensor leaf(Tensor x) {
-  x.set_requires_grad();
-  return x;
-}
-
-Tensor values(const Shape& shape, uint64_t seed) {
-  Generator generator(seed);
-  return uniform(shape, -2, 2, generator, DType::Float64);
-}
-
-Tensor input(const Shape& shape, uint64_t seed) { return leaf(values(shape, seed)); }
-
-// A leaf that is the transpose of a stored matrix (strides swapped, no copy).
-Tensor transposed_input(const Shape& stored_shape, uint64_t seed) {
-  return leaf(raw::transpose(values(stored_shape, seed), -2, -1));
-}
 
 void check_matmul(const Tensor& a, const Tensor& b) {
   const GradcheckResult result = gradcheck([](auto& x) { return matmul(x[0], x[1]); }, {a, b});
