@@ -16,10 +16,13 @@ packages=(
   nlohmann-json3-dev       # JSON (checkpoint headers, encoder.json, metrics)
   libcli11-dev             # the command line
   libutf8proc-dev          # Unicode categories for GPT-2's pre-tokenisation
+  chromium                 # headless browser: the test that explain's web page loads and shows every stage
   python3 curl ca-certificates
 )
 if [[ "${1:-}" == "--reference" ]]; then
-  packages+=(python3-torch python3-numpy nodejs npm)
+  packages+=(python3-torch python3-numpy)
+  # A Node.js that already brings its own npm (e.g. a vendor build) conflicts with Debian's npm package.
+  command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 
 missing=()
