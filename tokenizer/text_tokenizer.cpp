@@ -1,0 +1,112 @@
+#include "tokenizer/text_tokenizer.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "tokenizer/utf8.h"
+
+namespace tg::tokenizer {
+
+namespace {
+
+template <class... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+
+std::vector<TokenId> to_token_ids(std::span<const int64_t> ids) {
+  std::vector<TokenId> token_ids(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    // Negative or huge ids become no_token, which every decoder rejects by name.
+    token_ids[i] = ids[i] >= 0 && ids[i] < int64_t{no_token} ? static_cast<TokenId>(ids[i]) : no_token;
+  }
+  return token_ids;
+}
+
+// The bytes a lead byte announces (2..4), or 0 when it does not start a multi-byte character.
+std::size_t announced_length(unsigned char lead) {
+  if (lead >= 0xC2 && lead <= 0xDF) return 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  return 0;
+}
+
+bool is_continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
+
+// True when text[offset..] is the beginning of a character whose remaining bytes have not come yet.
+bool is_unfinished_character(std::string_view text, std::size_t offset) {
+  const std::size_t length = announced_length(static_cast<unsigned char>(text[offset]));
+  if (length == 0 || offset + length <= text.size()) return false;
+  for (std::size_t i = offset + 1; i < text.size(); ++i) {
+    if (!is_continuation(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* TextTokenizer::kind() const {
+  return std::holds_alternative<CharTokenizer>(tokenizer_) ? "char" : "gpt2";
+}
+
+int64_t TextTokenizer::vocab_size() const {
+  return std::visit([](const auto& tokenizer) { return static_cast<int64_t>(tokenizer.vocab_size()); }, tokenizer_);
+}
+
+std::vector<int64_t> TextTokenizer::encode(std::string_view text) const {
+  const std::vector<TokenId> ids =
+      std::visit(Overloaded{[&](const CharTokenizer& tokenizer) { return tokenizer.encode(text); },
+                            [&](const Gpt2Tokenizer& tokenizer) {
+                              return tokenizer.encode(text, SpecialTokens::recognised);
+                            }},
+                 tokenizer_);
+  return std::vector<int64_t>(ids.begin(), ids.end());
+}
+
+std::string TextTokenizer::decode(std::span<const int64_t> ids) const {
+  const std::vector<TokenId> token_ids = to_token_ids(ids);
+  return std::visit([&](const auto& tokenizer) { return tokenizer.decode(token_ids); }, tokenizer_);
+}
+
+std::string TextTokenizer::display(int64_t id) const {
+  const std::string bytes = decode(std::span<const int64_t>(&id, 1));
+  std::string shown;
+  for (std::size_t offset = 0; offset < bytes.size();) {
+    const Utf8Char character = decode_utf8_char(bytes, offset);
+    if (!character.valid) {
+      char label[8];
+      std::snprintf(label, sizeof label, "<0x%02X>", static_cast<unsigned>(static_cast<unsigned char>(bytes[offset])));
+      shown += label;
+    } else if (character.code_point == '\n') {
+      shown += "\\n";
+    } else if (character.code_point == '\t') {
+      shown += "\\t";
+    } else if (character.code_point == '\r') {
+      shown += "\\r";
+    } else if (character.code_point < 0x20 || character.code_point == 0x7F) {
+      char label[8];
+      std::snprintf(label, sizeof label, "\\x%02X", static_cast<unsigned>(character.code_point));
+      shown += label;
+    } else {
+      shown.append(bytes, offset, character.length);
+    }
+    offset += character.length;
+  }
+  return shown;
+}
+
+std::string StreamingDecoder::push(int64_t id) {
+  pending_ += tokenizer_.decode(std::span<const int64_t>(&id, 1));
+  std::size_t complete = 0;  // pending_[0, complete) can be printed
+  while (complete < pending_.size()) {
+    if (is_unfinished_character(pending_, complete)) break;
+    complete += decode_utf8_char(pending_, complete).length;
+  }
+  std::string ready = pending_.substr(0, complete);
+  pending_.erase(0, complete);
+  return ready;
+}
+
+std::string StreamingDecoder::finish() { return std::exchange(pending_, {}); }
+
+}  // namespace tg::tokenizer
