@@ -66,19 +66,6 @@ class NextTokenLogits {
   bool noted_ = false;
 };
 
-// Puts the model in eval mode for the lifetime of the guard.
-class EvalModeGuard {
- public:
-  explicit EvalModeGuard(GPT& model) : model_(model), was_training_(model.is_training()) { model_.eval(); }
-  ~EvalModeGuard() { model_.train(was_training_); }
-  EvalModeGuard(const EvalModeGuard&) = delete;
-  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
-
- private:
-  GPT& model_;
-  bool was_training_;
-};
-
 }  // namespace
 
 std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, const GenerationOptions& options,
@@ -94,7 +81,7 @@ std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, co
   options.sampling.validate();
 
   NoGradGuard no_grad;
-  EvalModeGuard eval_mode(model);
+  nn::EvalModeGuard eval_mode(model);
   Generator generator(options.seed);
   NextTokenLogits next_token_logits(model, options.use_cache, on_note);
   std::vector<int64_t> context = prompt;

@@ -42,6 +42,12 @@ nn::GeluApproximation gelu_named(const std::string& name) {
   fail("GPTConfig: unknown gelu '", name, "' (known: tanh, erf)");
 }
 
+const Preset& preset_of(const std::string& name) {
+  for (const Preset& preset : kPresets)
+    if (name == preset.name) return preset;
+  fail("GPTConfig: unknown preset '", name, "' (known: ", preset_names(), ")");
+}
+
 }  // namespace
 
 const char* positional_encoding_name(PositionalEncoding kind) {
@@ -59,24 +65,23 @@ PositionalEncoding positional_encoding_named(const std::string& name) {
   fail("GPTConfig: unknown positional encoding '", name, "' (known: learned, sinusoidal, rope)");
 }
 
+bool GPTConfig::preset_uses_gpt2_vocabulary(const std::string& name) { return preset_of(name).gpt2_vocab; }
+
 GPTConfig GPTConfig::preset_named(const std::string& name, int64_t vocab_size) {
-  for (const Preset& preset : kPresets) {
-    if (name != preset.name) continue;
-    check(vocab_size > 0 || preset.gpt2_vocab, "GPTConfig: preset '", name,
-          "' is character-level: its vocab_size comes from the tokenizer, got ", vocab_size);
-    GPTConfig config;
-    config.preset = name;
-    config.vocab_size = vocab_size > 0 ? vocab_size : kGpt2Vocab;
-    config.n_layer = preset.n_layer;
-    config.n_head = preset.n_head;
-    config.n_embd = preset.n_embd;
-    config.block_size = preset.block_size;
-    config.batch_size = preset.batch_size;
-    config.dropout = preset.dropout;
-    config.validate();
-    return config;
-  }
-  fail("GPTConfig: unknown preset '", name, "' (known: ", preset_names(), ")");
+  const Preset& preset = preset_of(name);
+  check(vocab_size > 0 || preset.gpt2_vocab, "GPTConfig: preset '", name,
+        "' is character-level: its vocab_size comes from the tokenizer, got ", vocab_size);
+  GPTConfig config;
+  config.preset = name;
+  config.vocab_size = vocab_size > 0 ? vocab_size : kGpt2Vocab;
+  config.n_layer = preset.n_layer;
+  config.n_head = preset.n_head;
+  config.n_embd = preset.n_embd;
+  config.block_size = preset.block_size;
+  config.batch_size = preset.batch_size;
+  config.dropout = preset.dropout;
+  config.validate();
+  return config;
 }
 
 void GPTConfig::validate() const {

@@ -51,6 +51,9 @@ struct GPTConfig {
   // use 50257 and the character-level ones throw (they need the tokenizer's).
   // An unknown name throws listing the known ones.
   static GPTConfig preset_named(const std::string& name, int64_t vocab_size = 0);
+  // True for the GPT-2 shapes (GPT-2 BPE), false for the character-level presets;
+  // an unknown name throws as preset_named does.
+  static bool preset_uses_gpt2_vocabulary(const std::string& name);
   void validate() const;  // throws tg::Error naming the field
 
   // Closed form (tied embeddings counted once), equal to GPT(config).parameter_count():

@@ -71,4 +71,18 @@ class Module {
 //   blocks.0.attn.qkv: Linear(in=128, out=384, bias)  weight (384, 128), bias (384)
 void print_tree(std::ostream& out, const Module& module);
 
+// Puts a module in eval mode for the guard's lifetime, then restores its mode
+// (generation, evaluation and the walk-through run this way inside training).
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(Module& module) : module_(module), was_training_(module.is_training()) { module_.eval(); }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  Module& module_;
+  bool was_training_;
+};
+
 }  // namespace tg::nn

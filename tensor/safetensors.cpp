@@ -1,6 +1,7 @@
 #include "tensor/safetensors.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,61 +145,67 @@ struct CloseFile {
   void operator()(std::FILE* file) const { std::fclose(file); }
 };
 
-// Every problem with a file is reported as "load_safetensors: <path>: <what>".
+// The file being read and the function reading it, named in every error:
+// "load_safetensors: <path>: <what>" (or map_safetensors).
+struct Source {
+  const char* reader;
+  const std::string& path;
+};
+
 template <class... Parts>
-[[noreturn]] void fail_load(const std::string& path, Parts&&... parts) {
-  fail("load_safetensors: ", path, ": ", std::forward<Parts>(parts)...);
+[[noreturn]] void fail_load(const Source& source, Parts&&... parts) {
+  fail(source.reader, ": ", source.path, ": ", std::forward<Parts>(parts)...);
 }
 
 // A non-negative JSON integer (a size or an offset).
-uint64_t read_count(const std::string& path, const std::string& where, const Json& value) {
+uint64_t read_count(const Source& source, const std::string& where, const Json& value) {
   if (value.is_number_unsigned()) {
     const uint64_t count = value.get<uint64_t>();
-    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail_load(path, where, " is too large");
+    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail_load(source, where, " is too large");
     return count;
   }
-  if (value.is_number_integer()) fail_load(path, where, " is negative (", value.dump(), ")");
-  fail_load(path, where, " must be an integer, got ", value.dump());
+  if (value.is_number_integer()) fail_load(source, where, " is negative (", value.dump(), ")");
+  fail_load(source, where, " must be an integer, got ", value.dump());
 }
 
-Entry parse_entry(const std::string& path, const std::string& name, const Json& value) {
+Entry parse_entry(const Source& source, const std::string& name, const Json& value) {
   const std::string what = "tensor '" + name + "'";
-  if (!value.is_object()) fail_load(path, what, ": entry must be an object, got ", value.dump());
+  if (!value.is_object()) fail_load(source, what, ": entry must be an object, got ", value.dump());
   for (const char* field : {"dtype", "shape", "data_offsets"})
-    if (!value.contains(field)) fail_load(path, what, ": missing \"", field, "\"");
+    if (!value.contains(field)) fail_load(source, what, ": missing \"", field, "\"");
 
   Entry entry{name, DType::Float32, {}, 0, 0};
   const Json& dtype = value["dtype"];
-  if (!dtype.is_string()) fail_load(path, what, ": \"dtype\" must be a string, got ", dtype.dump());
+  if (!dtype.is_string()) fail_load(source, what, ": \"dtype\" must be a string, got ", dtype.dump());
   if (!parse_dtype(dtype.get<std::string>(), entry.dtype))
-    fail_load(path, what, ": unsupported dtype ", dtype.dump(), " (supported: F32, F64, I64, BOOL)");
+    fail_load(source, what, ": unsupported dtype ", dtype.dump(), " (supported: F32, F64, I64, BOOL)");
 
   const Json& shape = value["shape"];
-  if (!shape.is_array()) fail_load(path, what, ": \"shape\" must be an array, got ", shape.dump());
+  if (!shape.is_array()) fail_load(source, what, ": \"shape\" must be an array, got ", shape.dump());
   uint64_t bytes = dtype_size(entry.dtype);
   for (const Json& size : shape) {
-    const uint64_t count = read_count(path, what + ": a size in \"shape\"", size);
+    const uint64_t count = read_count(source, what + ": a size in \"shape\"", size);
     entry.shape.push_back(static_cast<int64_t>(count));
-    if (__builtin_mul_overflow(bytes, count, &bytes)) fail_load(path, what, ": shape ", shape.dump(), " is too large");
+    if (__builtin_mul_overflow(bytes, count, &bytes)) fail_load(source, what, ": shape ", shape.dump(), " is too large");
   }
 
   const Json& offsets = value["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2)
-    fail_load(path, what, ": \"data_offsets\" must be [begin, end], got ", offsets.dump());
-  entry.begin = read_count(path, what + ": \"data_offsets\"", offsets[0]);
-  entry.end = read_count(path, what + ": \"data_offsets\"", offsets[1]);
-  if (entry.end < entry.begin) fail_load(path, what, ": data_offsets ", offsets.dump(), " end before they begin");
+    fail_load(source, what, ": \"data_offsets\" must be [begin, end], got ", offsets.dump());
+  entry.begin = read_count(source, what + ": \"data_offsets\"", offsets[0]);
+  entry.end = read_count(source, what + ": \"data_offsets\"", offsets[1]);
+  if (entry.end < entry.begin) fail_load(source, what, ": data_offsets ", offsets.dump(), " end before they begin");
   if (entry.end - entry.begin != bytes)
-    fail_load(path, what, ": data_offsets ", offsets.dump(), " span ", entry.end - entry.begin, " bytes but shape ",
+    fail_load(source, what, ": data_offsets ", offsets.dump(), " span ", entry.end - entry.begin, " bytes but shape ",
               entry.shape, " of ", dtype.get<std::string>(), " needs ", bytes);
   return entry;
 }
 
-Metadata parse_metadata(const std::string& path, const Json& value) {
-  if (!value.is_object()) fail_load(path, "\"", kMetadataKey, "\" must be an object, got ", value.dump());
+Metadata parse_metadata(const Source& source, const Json& value) {
+  if (!value.is_object()) fail_load(source, "\"", kMetadataKey, "\" must be an object, got ", value.dump());
   Metadata metadata;
   for (const auto& [key, text] : value.items()) {
-    if (!text.is_string()) fail_load(path, "metadata \"", key, "\" must be a string, got ", text.dump());
+    if (!text.is_string()) fail_load(source, "metadata \"", key, "\" must be a string, got ", text.dump());
     metadata[key] = text.get<std::string>();
   }
   return metadata;
@@ -206,32 +213,106 @@ Metadata parse_metadata(const std::string& path, const Json& value) {
 
 // The tensors must tile the data region exactly: sorted by offset, each begins
 // where the previous one ended and the last ends at the end of the file.
-void check_layout(const std::string& path, const std::vector<Entry>& sorted, uint64_t data_bytes) {
+void check_layout(const Source& source, const std::vector<Entry>& sorted, uint64_t data_bytes) {
   uint64_t covered = 0;
   const Entry* previous = nullptr;
   for (const Entry& entry : sorted) {
     if (entry.end > data_bytes)
-      fail_load(path, "tensor '", entry.name, "' ends at byte ", entry.end, " of the data but the file holds only ",
+      fail_load(source, "tensor '", entry.name, "' ends at byte ", entry.end, " of the data but the file holds only ",
                 data_bytes, " bytes of data (truncated?)");
     if (entry.begin < covered)
-      fail_load(path, "tensors '", previous->name, "' [", previous->begin, ", ", previous->end, ") and '", entry.name,
+      fail_load(source, "tensors '", previous->name, "' [", previous->begin, ", ", previous->end, ") and '", entry.name,
                 "' [", entry.begin, ", ", entry.end, ") overlap");
     if (entry.begin > covered)
-      fail_load(path, "a hole of ", entry.begin - covered, " bytes in the data before tensor '", entry.name, "'");
+      fail_load(source, "a hole of ", entry.begin - covered, " bytes in the data before tensor '", entry.name, "'");
     covered = entry.end;
     previous = &entry;
   }
   if (covered != data_bytes)
-    fail_load(path, data_bytes - covered, " trailing bytes after the last tensor (the data region holds ", data_bytes,
+    fail_load(source, data_bytes - covered, " trailing bytes after the last tensor (the data region holds ", data_bytes,
               " bytes, the tensors cover ", covered, ")");
 }
 
 // A bool must be stored as 0 or 1: any other byte read as a C++ bool is undefined behaviour.
-void check_bools(const std::string& path, const Entry& entry, const unsigned char* bytes) {
+void check_bools(const Source& source, const Entry& entry, const unsigned char* bytes) {
   for (uint64_t i = 0; i < entry.end - entry.begin; ++i)
     if (bytes[i] > 1)
-      fail_load(path, "BOOL tensor '", entry.name, "' holds the byte ", static_cast<int>(bytes[i]), " at element ", i,
+      fail_load(source, "BOOL tensor '", entry.name, "' holds the byte ", static_cast<int>(bytes[i]), " at element ", i,
                 " (only 0 and 1 are booleans)");
+}
+
+// The file's size, at least the 8 bytes of the length field.
+uint64_t checked_file_size(const Source& source, int fd) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) fail_load(source, "cannot stat: ", std::strerror(errno));
+  const uint64_t file_bytes = static_cast<uint64_t>(status.st_size);
+  if (file_bytes < kLengthFieldBytes)
+    fail_load(source, "the file is ", file_bytes, " bytes long, too short for the 8-byte header length");
+  return file_bytes;
+}
+
+// The header's length in bytes, read from the length field and checked to fit in the file.
+uint64_t header_length(const Source& source, uint64_t file_bytes, const unsigned char* length_field) {
+  uint64_t header_bytes = 0;
+  for (size_t i = 0; i < kLengthFieldBytes; ++i) header_bytes |= uint64_t{length_field[i]} << (8 * i);
+  if (header_bytes > file_bytes - kLengthFieldBytes)
+    fail_load(source, "header length ", header_bytes, " is larger than the ", file_bytes - kLengthFieldBytes,
+              " bytes that follow it (truncated, or not a safetensors file)");
+  return header_bytes;
+}
+
+struct Layout {
+  Metadata metadata;
+  std::vector<Entry> entries;  // sorted by their offset in the data
+};
+
+// Parses the header and checks that its tensors tile the `data_bytes` bytes after it.
+Layout parse_header(const Source& source, const char* header_begin, uint64_t header_bytes, uint64_t data_bytes) {
+  Json header;
+  try {
+    header = Json::parse(header_begin, header_begin + header_bytes);
+  } catch (const Json::parse_error& error) {
+    fail_load(source, "the header is not valid JSON: ", error.what());
+  }
+  if (!header.is_object()) fail_load(source, "the header must be a JSON object, got ", header.type_name());
+
+  Layout layout;
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey)
+      layout.metadata = parse_metadata(source, value);
+    else
+      layout.entries.push_back(parse_entry(source, name, value));
+  }
+  std::stable_sort(layout.entries.begin(), layout.entries.end(),
+                   [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
+  check_layout(source, layout.entries, data_bytes);
+  return layout;
+}
+
+// The tensors of `layout` as views into `storage`, whose data region starts at
+// byte `data_start`; a tensor not aligned for its element type there is copied
+// out instead (reading it in place would be undefined behaviour).
+SafetensorsFile make_file(const Source& source, Layout layout, const std::shared_ptr<Storage>& storage,
+                          uint64_t data_start) {
+  SafetensorsFile result;
+  result.path = source.path;
+  result.metadata = std::move(layout.metadata);
+  const auto* data = static_cast<const unsigned char*>(storage->data()) + data_start;
+  for (const Entry& entry : layout.entries) {
+    if (entry.dtype == DType::Bool) check_bools(source, entry, data + entry.begin);
+    const uint64_t element_bytes = dtype_size(entry.dtype);
+    Tensor tensor;
+    if ((data_start + entry.begin) % element_bytes == 0) {
+      tensor = Tensor::view_of(storage, entry.dtype, entry.shape, contiguous_strides(entry.shape),
+                               static_cast<int64_t>((data_start + entry.begin) / element_bytes));
+    } else {
+      tensor = Tensor::empty(entry.shape, entry.dtype);
+      std::memcpy(tensor.storage()->data(), data + entry.begin, entry.end - entry.begin);
+    }
+    tensor.set_name(entry.name);
+    result.tensors.push_back({entry.name, std::move(tensor)});
+  }
+  return result;
 }
 
 }  // namespace
@@ -253,68 +334,67 @@ void save_safetensors(const std::string& path, const std::vector<NamedTensor>& t
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {
+  const Source source{"load_safetensors", path};
   std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail_load(path, "cannot open: ", std::strerror(errno));
-  struct stat status {};
-  if (::fstat(::fileno(file.get()), &status) != 0) fail_load(path, "cannot stat: ", std::strerror(errno));
-  const uint64_t file_bytes = static_cast<uint64_t>(status.st_size);
+  if (!file) fail_load(source, "cannot open: ", std::strerror(errno));
+  const uint64_t file_bytes = checked_file_size(source, ::fileno(file.get()));
   auto read_exactly = [&](void* into, uint64_t count, const char* what) {
-    if (count > 0 && std::fread(into, 1, count, file.get()) != count) fail_load(path, "cannot read the ", what);
+    if (count > 0 && std::fread(into, 1, count, file.get()) != count) fail_load(source, "cannot read the ", what);
   };
 
-  if (file_bytes < kLengthFieldBytes)
-    fail_load(path, "the file is ", file_bytes, " bytes long, too short for the 8-byte header length");
-  unsigned char length_bytes[kLengthFieldBytes];
-  read_exactly(length_bytes, kLengthFieldBytes, "header length");
-  uint64_t header_bytes = 0;
-  for (size_t i = 0; i < kLengthFieldBytes; ++i) header_bytes |= uint64_t{length_bytes[i]} << (8 * i);
-  if (header_bytes > file_bytes - kLengthFieldBytes)
-    fail_load(path, "header length ", header_bytes, " is larger than the ", file_bytes - kLengthFieldBytes,
-              " bytes that follow it (truncated, or not a safetensors file)");
-
-  std::string header_text(header_bytes, '\0');
-  read_exactly(header_text.data(), header_bytes, "header");
-  Json header;
-  try {
-    header = Json::parse(header_text);
-  } catch (const Json::parse_error& error) {
-    fail_load(path, "the header is not valid JSON: ", error.what());
-  }
-  if (!header.is_object()) fail_load(path, "the header must be a JSON object, got ", header.type_name());
-
-  SafetensorsFile result;
-  result.path = path;
-  std::vector<Entry> entries;
-  for (const auto& [name, value] : header.items()) {
-    if (name == kMetadataKey)
-      result.metadata = parse_metadata(path, value);
-    else
-      entries.push_back(parse_entry(path, name, value));
-  }
-  std::stable_sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
+  unsigned char length_field[kLengthFieldBytes];
+  read_exactly(length_field, kLengthFieldBytes, "header length");
+  const uint64_t header_bytes = header_length(source, file_bytes, length_field);
+  std::string header(header_bytes, '\0');
+  read_exactly(header.data(), header_bytes, "header");
   const uint64_t data_bytes = file_bytes - kLengthFieldBytes - header_bytes;
-  check_layout(path, entries, data_bytes);
+  Layout layout = parse_header(source, header.data(), header_bytes, data_bytes);
 
   // One aligned buffer for all the data; tensors are views into it.
   std::shared_ptr<Storage> data = Storage::allocate(data_bytes);
   read_exactly(data->data(), data_bytes, "tensor data");
-  const auto* data_bytes_begin = static_cast<const unsigned char*>(data->data());
-  for (const Entry& entry : entries) {
-    if (entry.dtype == DType::Bool) check_bools(path, entry, data_bytes_begin + entry.begin);
-    const uint64_t element_bytes = dtype_size(entry.dtype);
-    Tensor tensor;
-    if (entry.begin % element_bytes == 0) {
-      tensor = Tensor::view_of(data, entry.dtype, entry.shape, contiguous_strides(entry.shape),
-                               static_cast<int64_t>(entry.begin / element_bytes));
-    } else {  // misaligned for its type: reading it in place would be undefined behaviour
-      tensor = Tensor::empty(entry.shape, entry.dtype);
-      std::memcpy(tensor.storage()->data(), data_bytes_begin + entry.begin, entry.end - entry.begin);
-    }
-    tensor.set_name(entry.name);
-    result.tensors.push_back({entry.name, std::move(tensor)});
+  return make_file(source, std::move(layout), data, 0);
+}
+
+SafetensorsFile map_safetensors(const std::string& path) {
+  const Source source{"map_safetensors", path};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail_load(source, "cannot open: ", std::strerror(errno));
+  uint64_t file_bytes = 0;
+  void* base = MAP_FAILED;
+  try {
+    file_bytes = checked_file_size(source, fd);
+    // Private and writable: a write lands in a private copy of its page (never
+    // in the file) instead of crashing. The mapping outlives the descriptor.
+    base = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (base == MAP_FAILED) fail_load(source, "cannot map ", file_bytes, " bytes: ", std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
+  ::close(fd);
+  std::shared_ptr<Storage> mapping =
+      Storage::adopt(base, file_bytes, [base, file_bytes] { ::munmap(base, file_bytes); });
+
+  const auto* bytes = static_cast<const unsigned char*>(base);
+  const uint64_t header_bytes = header_length(source, file_bytes, bytes);
+  const uint64_t data_start = kLengthFieldBytes + header_bytes;
+  Layout layout = parse_header(source, reinterpret_cast<const char*>(bytes) + kLengthFieldBytes, header_bytes,
+                               file_bytes - data_start);
+  SafetensorsFile result = make_file(source, std::move(layout), mapping, data_start);
+  result.mapping = std::move(mapping);
   return result;
+}
+
+void SafetensorsFile::evict(const Tensor& tensor) const {
+  if (!mapping || !tensor.defined() || tensor.storage() != mapping) return;
+  // Only whole pages inside the tensor: its neighbours' pages stay.
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(tensor.storage()->data()) +
+                          static_cast<uintptr_t>(tensor.offset()) * dtype_size(tensor.dtype());
+  const uintptr_t end = begin + static_cast<uintptr_t>(tensor.numel()) * dtype_size(tensor.dtype());
+  const uintptr_t first_page = (begin + page - 1) / page * page, last_page = end / page * page;
+  if (first_page < last_page) ::madvise(reinterpret_cast<void*>(first_page), last_page - first_page, MADV_DONTNEED);
 }
 
 const Tensor* SafetensorsFile::find(const std::string& name) const {

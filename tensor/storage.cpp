@@ -1,10 +1,13 @@
 #include "tensor/storage.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <new>
 #include <unordered_map>
 #include <vector>
+
+#include "tensor/error.h"
 
 namespace tg {
 
@@ -85,7 +88,19 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
   return std::shared_ptr<Storage>(new Storage(buffer_cache().take(rounded_size(bytes)), bytes));
 }
 
-Storage::~Storage() { buffer_cache().give_back(data_, rounded_size(bytes_)); }
+std::shared_ptr<Storage> Storage::adopt(void* data, size_t bytes, std::function<void()> release) {
+  check(reinterpret_cast<uintptr_t>(data) % kAlignment == 0, "Storage::adopt: data at ", data, " is not ",
+        kAlignment, "-byte aligned");
+  check(static_cast<bool>(release), "Storage::adopt: a release function is required");
+  return std::shared_ptr<Storage>(new Storage(data, bytes, std::move(release)));
+}
+
+Storage::~Storage() {
+  if (release_)
+    release_();
+  else
+    buffer_cache().give_back(data_, rounded_size(bytes_));
+}
 
 void Storage::release_cached() { buffer_cache().release_all(); }
 

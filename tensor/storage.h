@@ -1,6 +1,10 @@
 // Storage: one 64-byte-aligned buffer shared by every tensor that views it.
+// Usually tinygpt's own memory (allocate); it may also be memory someone else
+// owns, such as a memory-mapped file (adopt), released by a function of theirs
+// when the last tensor viewing it goes away.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 namespace tg {
@@ -15,6 +19,11 @@ class Storage {
   // Frees every idle cached buffer (the cache also does this itself when an
   // allocation fails).
   static void release_cached();
+  // Wraps `bytes` bytes at `data` (kAlignment-aligned, which a page-aligned
+  // mapping is) that tinygpt does not own: `release` runs once, when the
+  // Storage is destroyed, and must free them. Throws when `data` is misaligned (and then
+  // does not call `release`: the caller still owns the memory).
+  static std::shared_ptr<Storage> adopt(void* data, size_t bytes, std::function<void()> release);
 
   ~Storage();
   Storage(const Storage&) = delete;
@@ -24,9 +33,11 @@ class Storage {
   size_t bytes() const { return bytes_; }
 
  private:
-  Storage(void* data, size_t bytes) : data_(data), bytes_(bytes) {}
+  Storage(void* data, size_t bytes, std::function<void()> release = {})
+      : data_(data), bytes_(bytes), release_(std::move(release)) {}
   void* data_;
   size_t bytes_;
+  std::function<void()> release_;  // empty for allocate()'s buffers, which go back to the cache
 };
 
 }  // namespace tg

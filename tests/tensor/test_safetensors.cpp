@@ -49,17 +49,21 @@ void write_file(const std::string& path, const std::string& header, const std::s
   write_bytes(path, bytes + header + data);
 }
 
-// Loading `path` must throw a message naming the path and containing `what`.
+// Both readers must reject `path` with a message naming the reader, the path and `what`.
 void check_rejected(const std::string& path, const std::string& what) {
   CAPTURE(what);
-  try {
-    tg::load_safetensors(path);
-    FAIL("loading did not throw");
-  } catch (const tg::Error& error) {
-    const std::string message = error.what();
-    CAPTURE(message);
-    CHECK(message.find(path) != std::string::npos);
-    CHECK(message.find(what) != std::string::npos);
+  for (const auto& [reader, read] : {std::pair{"load_safetensors", &tg::load_safetensors},
+                                     std::pair{"map_safetensors", &tg::map_safetensors}}) {
+    CAPTURE(reader);
+    try {
+      read(path);
+      FAIL("reading did not throw");
+    } catch (const tg::Error& error) {
+      const std::string message = error.what();
+      CAPTURE(message);
+      CHECK(message.find(std::string(reader) + ": " + path) != std::string::npos);
+      CHECK(message.find(what) != std::string::npos);
+    }
   }
 }
 
@@ -336,4 +340,133 @@ TEST_CASE("safetensors: damaged files are rejected with a message naming the pat
     write_file(bad, R"({"m": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}})", std::string("\x01\x00\x02", 3));
     check_rejected(bad, "BOOL tensor 'm' holds the byte 2 at element 2");
   }
+}
+
+// ------------------------------------------------------------ memory-mapped reading
+
+namespace {
+
+// How many of the process's mappings are of `path` (Linux: /proc/self/maps).
+int mappings_of(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  int count = 0;
+  for (std::string line; std::getline(maps, line);)
+    if (line.ends_with(fs::canonical(path).string())) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("map_safetensors: the same tensors and metadata as load_safetensors") {
+  ScratchDirectory scratch;
+  const std::string path = scratch.file("all.safetensors");
+  tg::save_safetensors(path,
+                       {{"weights", tg::from_vector<float>({1.5f, -2, 0, 3e-8f, 7, 1e30f}, {2, 3})},
+                        {"mask", tg::from_vector<bool>({true, false, true})},
+                        {"after_mask", tg::from_vector<float>({4, 5})},  // offset 27: misaligned, copied
+                        {"ids", tg::from_vector<int64_t>({-1, int64_t{1} << 40}, {1, 2})},
+                        {"loss", tg::scalar(2.5)}},
+                       {{"step", "7"}});
+  for (const std::string& source : {path, std::string("tests/fixtures/python_written.safetensors")}) {
+    CAPTURE(source);
+    const tg::SafetensorsFile loaded = tg::load_safetensors(source);
+    const tg::SafetensorsFile mapped = tg::map_safetensors(source);
+    CHECK(mapped.metadata == loaded.metadata);
+    CHECK(mapped.path == source);
+    REQUIRE(mapped.tensors.size() == loaded.tensors.size());
+    for (size_t i = 0; i < loaded.tensors.size(); ++i) {
+      CAPTURE(loaded.tensors[i].name);
+      const Tensor &expected = loaded.tensors[i].tensor, &actual = mapped.tensors[i].tensor;
+      CHECK(mapped.tensors[i].name == loaded.tensors[i].name);
+      CHECK(actual.name() == expected.name());
+      CHECK(actual.dtype() == expected.dtype());
+      CHECK(actual.shape() == expected.shape());
+      CHECK(actual.is_contiguous());
+      CHECK(actual.to_vector<double>() == expected.to_vector<double>());
+    }
+  }
+  CHECK(tg::load_safetensors(path).mapping == nullptr);
+}
+
+TEST_CASE("map_safetensors: aligned tensors are views of the mapped file, misaligned ones copies") {
+  ScratchDirectory scratch;
+  const std::string path = scratch.file("views.safetensors");
+  tg::save_safetensors(path, {{"a", tg::ones({3, 4})}, {"m", tg::from_vector<bool>({true})}, {"b", tg::ones({2})}});
+  const tg::SafetensorsFile file = tg::map_safetensors(path);
+  REQUIRE(file.mapping != nullptr);
+  CHECK(file.mapping->bytes() == fs::file_size(path));
+  CHECK(reinterpret_cast<uintptr_t>(file.mapping->data()) % tg::Storage::kAlignment == 0);
+  CHECK(file.at("a").storage() == file.mapping);
+  CHECK(file.at("m").storage() == file.mapping);
+  CHECK(file.at("b").storage() != file.mapping);  // after 1 bool byte: not 4-aligned
+  // The offset counts elements from the start of the file, header included.
+  const auto* first = static_cast<const unsigned char*>(file.mapping->data()) + file.at("a").offset() * 4;
+  uint64_t header_length = 0;
+  for (int i = 0; i < 8; ++i) header_length |= uint64_t{static_cast<const unsigned char*>(file.mapping->data())[i]} << (8 * i);
+  CHECK(first == static_cast<const unsigned char*>(file.mapping->data()) + 8 + header_length);
+}
+
+TEST_CASE("map_safetensors: the mapping lives as long as a tensor views it") {
+  ScratchDirectory scratch;
+  const std::string path = scratch.file("kept.safetensors");
+  tg::save_safetensors(path, {{"a", tg::from_vector<float>({1, 2, 3})}, {"b", tg::from_vector<float>({4, 5})}});
+  REQUIRE(mappings_of(path) == 0);
+  Tensor kept;
+  {
+    const tg::SafetensorsFile file = tg::map_safetensors(path);
+    CHECK(mappings_of(path) == 1);
+    kept = file.at("b");
+  }
+  CHECK(mappings_of(path) == 1);  // the file object is gone, the tensor keeps the mapping
+  CHECK(kept.to_vector<float>() == std::vector<float>{4, 5});
+  // Replacing the file (save_safetensors renames a new one over it) leaves the old data mapped.
+  tg::save_safetensors(path, {{"b", tg::from_vector<float>({9, 9})}});
+  CHECK(kept.to_vector<float>() == std::vector<float>{4, 5});
+  kept = Tensor();
+  CHECK(mappings_of(path) == 0);  // unmapped with the last tensor
+}
+
+TEST_CASE("map_safetensors: a write stays in memory, and evict drops resident pages but not the data") {
+  ScratchDirectory scratch;
+  const std::string path = scratch.file("big.safetensors");
+  const Tensor values = tg::arange(0, 1 << 16, 1, DType::Float32);  // 256 KiB: whole pages inside
+  tg::save_safetensors(path, {{"small", tg::ones({3})}, {"values", values}});
+  const std::string bytes_before = read_bytes(path);
+  {
+    const tg::SafetensorsFile file = tg::map_safetensors(path);
+    file.at("small").data<float>()[0] = 42;  // a private copy of the page: the file is untouched
+    CHECK(file.at("small").to_vector<float>()[0] == 42);
+    file.evict(file.at("values"));
+    file.evict(tg::ones({2}));  // not a view of the mapping: nothing happens
+    CHECK(file.at("values").to_vector<float>() == values.to_vector<float>());
+  }
+  CHECK(read_bytes(path) == bytes_before);
+}
+
+TEST_CASE("map_safetensors: a truncated file is rejected before any data is read") {
+  ScratchDirectory scratch;
+  const std::string good_bytes = read_bytes(good_file(scratch));
+  const std::string bad = scratch.file("bad.safetensors");
+  write_bytes(bad, good_bytes.substr(0, good_bytes.size() - 5));
+  CHECK_THROWS_WITH_AS(tg::map_safetensors(bad),
+                       doctest::Contains("tensor 'a' ends at byte 8 of the data but the file holds only 7 bytes"),
+                       tg::Error);
+  write_bytes(bad, "");
+  CHECK_THROWS_WITH_AS(tg::map_safetensors(bad), doctest::Contains("0 bytes long, too short"), tg::Error);
+  CHECK(mappings_of(bad) == 0);
+}
+
+TEST_CASE("Storage::adopt: the release function runs once, with the last handle") {
+  alignas(tg::Storage::kAlignment) static float memory[16] = {1, 2, 3};
+  int releases = 0;
+  {
+    std::shared_ptr<tg::Storage> storage = tg::Storage::adopt(memory, sizeof memory, [&] { ++releases; });
+    const Tensor view = Tensor::view_of(storage, DType::Float32, {3}, {1}, 0);
+    storage.reset();
+    CHECK(view.to_vector<float>() == std::vector<float>{1, 2, 3});
+    CHECK(releases == 0);
+  }
+  CHECK(releases == 1);
+  CHECK_THROWS_WITH_AS(tg::Storage::adopt(memory + 1, 4, [] {}), doctest::Contains("is not 64-byte aligned"),
+                       tg::Error);
 }

@@ -1,0 +1,79 @@
+#include "models/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "tensor/error.h"
+#include "tensor/factory.h"
+
+namespace tg {
+
+namespace {
+
+// Windows per forward pass: as many as keep the logits (B, T, V) near 64 MB.
+int64_t windows_per_batch(int64_t block_size, int64_t vocab_size) {
+  constexpr int64_t kLogitBudget = int64_t{16} << 20;  // floats
+  return std::clamp<int64_t>(kLogitBudget / (block_size * vocab_size), 1, 64);
+}
+
+// The mean loss of `count` windows of `length` predicted tokens starting at
+// ids[first], ids[first + length], ...: inputs ids[s, s+length), targets ids[s+1, s+length+1).
+double batch_loss(GPT& model, std::span<const int64_t> ids, int64_t first, int64_t count, int64_t length) {
+  std::vector<int64_t> inputs, targets;
+  inputs.reserve(count * length);
+  targets.reserve(count * length);
+  for (int64_t window = 0; window < count; ++window) {
+    const int64_t start = first + window * length;
+    inputs.insert(inputs.end(), ids.begin() + start, ids.begin() + start + length);
+    targets.insert(targets.end(), ids.begin() + start + 1, ids.begin() + start + length + 1);
+  }
+  return model.loss(from_vector(inputs, {count, length}), from_vector(targets, {count, length})).item<double>();
+}
+
+}  // namespace
+
+void check_evaluation_input(const GPT& model, std::span<const int64_t> ids, int64_t block_size) {
+  const GPTConfig& config = model.config();
+  check(ids.size() >= 2, "evaluate: need at least 2 tokens (one to read, one to predict), got ", ids.size());
+  check(block_size >= 1 && block_size <= config.block_size, "evaluate: block size ", block_size,
+        " must be in [1, ", config.block_size, "] (the model's context length)");
+  for (size_t position = 0; position < ids.size(); ++position) {
+    check(ids[position] >= 0 && ids[position] < config.vocab_size, "evaluate: token id ", ids[position],
+          " at position ", position, " is outside the vocabulary [0, ", config.vocab_size, ")");
+  }
+}
+
+EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t block_size,
+                          const EvaluationProgress& progress) {
+  check_evaluation_input(model, ids, block_size);
+  const GPTConfig& config = model.config();
+  NoGradGuard no_grad;
+  nn::EvalModeGuard eval_mode(model);
+  const int64_t predicted = static_cast<int64_t>(ids.size()) - 1;
+  const int64_t full_windows = predicted / block_size;
+  const int64_t remainder = predicted % block_size;
+  const int64_t batch = windows_per_batch(block_size, config.vocab_size);
+
+  EvaluationResult result;
+  double loss_sum = 0;  // sum over predicted tokens
+  for (int64_t window = 0; window < full_windows; window += batch) {
+    const int64_t count = std::min(batch, full_windows - window);
+    loss_sum += batch_loss(model, ids, window * block_size, count, block_size) * static_cast<double>(count * block_size);
+    result.predicted_tokens += count * block_size;
+    result.windows += count;
+    if (progress) progress(result.predicted_tokens, predicted);
+  }
+  if (remainder > 0) {
+    loss_sum += batch_loss(model, ids, full_windows * block_size, 1, remainder) * static_cast<double>(remainder);
+    result.predicted_tokens += remainder;
+    result.windows += 1;
+    if (progress) progress(result.predicted_tokens, predicted);
+  }
+  result.loss = loss_sum / static_cast<double>(result.predicted_tokens);
+  result.perplexity = std::exp(result.loss);
+  return result;
+}
+
+}  // namespace tg
