@@ -1,0 +1,230 @@
+// Importing and exporting GPT-2 in the Hugging Face layout: the tensor names,
+// the Conv1D transpose, and the checks (models/hf_gpt2.h; config.json is read
+// and written in models/hf_gpt2_config.cpp).
+//
+//   tinygpt parameter                 Hugging Face tensor            stored
+//   wte.weight (V, C)                 wte.weight (V, C)              as is
+//   wpe.weight (T, C)                 wpe.weight (T, C)              as is
+//   blocks.{i}.ln_1.weight (C)        h.{i}.ln_1.weight (C)          as is     (and .bias, ln_2 alike)
+//   blocks.{i}.attn.qkv.weight (3C, C)  h.{i}.attn.c_attn.weight (C, 3C)  transposed
+//   blocks.{i}.attn.c_proj.weight (C, C) h.{i}.attn.c_proj.weight (C, C)  transposed
+//   blocks.{i}.mlp.c_fc.weight (4C, C)  h.{i}.mlp.c_fc.weight (C, 4C)     transposed
+//   blocks.{i}.mlp.c_proj.weight (C, 4C) h.{i}.mlp.c_proj.weight (4C, C)  transposed
+//   ln_f.{weight,bias} (C)            ln_f.{weight,bias} (C)         as is
+//   lm_head.weight (V, C) [untied]    lm_head.weight (V, C)          as is
+// The biases keep their names and shapes (blocks -> h, qkv -> c_attn). c_attn's
+// output columns are q, k, v in that order, as the rows of tinygpt's qkv, so
+// the transpose is all it takes.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "models/hf_gpt2.h"
+#include "tensor/safetensors.h"
+#include "tensor/view.h"
+
+namespace tg {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kConfigFile = "config.json";
+constexpr const char* kWeightsFile = "model.safetensors";
+constexpr const char* kModelPrefix = "transformer.";  // GPT2LMHeadModel's name for the GPT2Model inside it
+
+// The Hugging Face name of a tinygpt parameter (table above).
+std::string hf_name(const std::string& name) {
+  std::string result = name;
+  if (result.starts_with("blocks.")) result.replace(0, std::strlen("blocks"), "h");
+  if (const size_t qkv = result.find(".attn.qkv."); qkv != std::string::npos)
+    result.replace(qkv, std::strlen(".attn.qkv."), ".attn.c_attn.");
+  return result;
+}
+
+// GPT-2's Conv1D keeps weights (in, out), tinygpt's Linear (out, in): every
+// matrix inside the blocks is one of those four.
+bool stored_transposed(const std::string& name, const Tensor& parameter) {
+  return name.starts_with("blocks.") && parameter.dim() == 2;
+}
+
+// Older files carry each layer's causal mask ("h.3.attn.bias", a (1, 1, T, T)
+// lower triangle) and "h.3.attn.masked_bias" (the -1e4 fill value): constants
+// rebuilt by the model, not parameters. Skipped.
+bool is_attention_buffer(const std::string& name) {
+  if (!name.starts_with("h.")) return false;
+  const size_t layer_end = name.find_first_not_of("0123456789", 2);
+  if (layer_end == 2 || layer_end == std::string::npos) return false;
+  const std::string rest = name.substr(layer_end);
+  return rest == ".attn.bias" || rest == ".attn.masked_bias";
+}
+
+std::string describe_sizes(const GPTConfig& config) {
+  return "n_layer " + std::to_string(config.n_layer) + ", n_head " + std::to_string(config.n_head) + ", n_embd " +
+         std::to_string(config.n_embd) + ", n_positions " + std::to_string(config.block_size) + ", vocab_size " +
+         std::to_string(config.vocab_size);
+}
+
+// The file's tensors by name without the "transformer." prefix (which files may
+// use or not); the attention buffers are left out.
+std::map<std::string, const NamedTensor*> index_tensors(const SafetensorsFile& file, const std::string& where) {
+  std::map<std::string, const NamedTensor*> index;
+  for (const NamedTensor& named : file.tensors) {
+    const std::string name = named.name.starts_with(kModelPrefix) ? named.name.substr(std::strlen(kModelPrefix))
+                                                                   : named.name;
+    if (is_attention_buffer(name)) continue;
+    const auto [existing, inserted] = index.emplace(name, &named);
+    check(inserted, where, ": tensor '", name, "' is stored twice, as '", existing->second->name, "' and '",
+          named.name, "'");
+  }
+  return index;
+}
+
+// Takes the tensor `name` out of `index`, checked to be float32 of `shape`.
+const Tensor& take(std::map<std::string, const NamedTensor*>& index, const std::string& name, const Shape& shape,
+                   const GPTConfig& config, const std::string& where) {
+  const auto found = index.find(name);
+  check(found != index.end(), where, ": tensor '", name, "' ", shape, " is missing (config.json: ",
+        describe_sizes(config), ")");
+  const Tensor& tensor = found->second->tensor;
+  index.erase(found);
+  check(tensor.dtype() == DType::Float32, where, ": tensor '", name, "' is ", dtype_name(tensor.dtype()),
+        "; tinygpt reads GPT-2 weights in float32");
+  check(tensor.shape() == shape, where, ": tensor '", name, "' is ", tensor.shape(), " in the file but config.json (",
+        describe_sizes(config), ") makes it ", shape);
+  return tensor;
+}
+
+nlohmann::json read_json(const fs::path& path, const std::string& where) {
+  std::ifstream in(path);
+  check(in.good(), where, ": cannot open ", path.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& error) {
+    fail(where, ": not valid JSON: ", error.what());
+  }
+}
+
+// Writes `text` to `path` through a temporary file renamed over it, so a
+// reader never sees half a file.
+void write_atomically(const fs::path& path, const std::string& text, const std::string& where) {
+  const fs::path temporary = path.string() + ".tmp." + std::to_string(::getpid());
+  bool written = false;
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    written = out.good();
+  }
+  std::error_code error;
+  if (written)
+    fs::rename(temporary, path, error);
+  else
+    error = std::make_error_code(std::errc::io_error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    fail(where, ": cannot write ", path.string(), ": ", error.message());
+  }
+}
+
+// Copies a stored tensor into its parameter straight from the mapping, a slab
+// of stored rows at a time, and lets each slab's pages go once copied: beside
+// the model, the process holds at most one slab of the file (wte alone is a
+// third of GPT-2's weights), so about one copy of the weights in all.
+void copy_from_mapping(const SafetensorsFile& file, const Tensor& source, const Tensor& parameter, bool transposed) {
+  constexpr int64_t kSlabElements = int64_t{1} << 22;  // 16 MB of float32
+  const int64_t rows = source.size(0), row_elements = source.numel() / std::max<int64_t>(rows, 1);
+  const int64_t slab_rows = std::max<int64_t>(1, kSlabElements / std::max<int64_t>(row_elements, 1));
+  for (int64_t first = 0; first < rows; first += slab_rows) {
+    const int64_t count = std::min(slab_rows, rows - first);
+    const Tensor slab = raw::narrow(source, 0, first, count);  // stored rows: (count, ...)
+    if (transposed)  // stored (in, out) rows are columns of the (out, in) parameter
+      raw::copy_(raw::narrow(parameter, 1, first, count), raw::transpose(slab, 0, 1));
+    else
+      raw::copy_(raw::narrow(parameter, 0, first, count), slab);
+    file.evict(slab);
+  }
+}
+
+}  // namespace
+
+bool is_hf_gpt2_directory(const std::string& directory) {
+  return fs::is_regular_file(fs::path(directory) / kConfigFile) && fs::is_regular_file(fs::path(directory) / kWeightsFile);
+}
+
+std::unique_ptr<GPT> load_hf_gpt2(const std::string& directory) {
+  const fs::path config_path = fs::path(directory) / kConfigFile, weights_path = fs::path(directory) / kWeightsFile;
+  check(fs::is_directory(directory), "load_hf_gpt2: '", directory, "' is not a directory");
+  for (const fs::path& path : {config_path, weights_path}) {
+    const bool only_pickle = path == weights_path && fs::exists(fs::path(directory) / "pytorch_model.bin");
+    check(fs::is_regular_file(path), "load_hf_gpt2: ", path.string(), " is missing",
+          only_pickle ? " (tinygpt reads model.safetensors, not pytorch_model.bin)" : "");
+  }
+  const std::string config_where = "load_hf_gpt2: " + config_path.string();
+  const GPTConfig config = hf_gpt2_config(read_json(config_path, config_where), config_where);
+
+  const std::string where = "load_hf_gpt2: " + weights_path.string();
+  const SafetensorsFile file = map_safetensors(weights_path.string());
+  std::map<std::string, const NamedTensor*> index = index_tensors(file, where);
+  auto model = std::make_unique<GPT>(config, 0, DType::Float32, /*initialize=*/false);
+
+  // Check every tensor before copying any.
+  struct Copy {
+    Tensor parameter;
+    const Tensor* source;
+    bool transposed;
+  };
+  std::vector<Copy> copies;
+  const Tensor* wte = nullptr;
+  for (const auto& [name, parameter] : model->named_parameters()) {
+    const bool transposed = stored_transposed(name, parameter);
+    const Shape stored_shape = transposed ? Shape{parameter.size(1), parameter.size(0)} : parameter.shape();
+    copies.push_back({parameter, &take(index, hf_name(name), stored_shape, config, where), transposed});
+    if (name == "wte.weight") wte = copies.back().source;
+  }
+  if (config.tie_embeddings && index.count("lm_head.weight")) {  // a copy of the tied wte.weight, as older files hold
+    const Tensor& head = take(index, "lm_head.weight", {config.vocab_size, config.n_embd}, config, where);
+    check(std::memcmp(head.data<float>(), wte->data<float>(), static_cast<size_t>(wte->numel()) * sizeof(float)) == 0,
+          where, ": tensor 'lm_head.weight' differs from 'wte.weight' but config.json ties them",
+          " (\"tie_word_embeddings\" is true or absent)");
+  }
+  if (!index.empty()) {
+    const NamedTensor* named = index.begin()->second;
+    fail(where, ": unexpected tensor '", named->name, "' ", named->tensor.shape(), index.size() > 1 ? " (and " : "",
+         index.size() > 1 ? std::to_string(index.size() - 1) + " more)" : "",
+         ": GPT-2 with config.json's sizes (", describe_sizes(config), ") has no such parameter");
+  }
+
+  for (const Copy& copy : copies) copy_from_mapping(file, *copy.source, copy.parameter, copy.transposed);
+  return model;
+}
+
+void export_hf_gpt2(const GPT& model, const std::string& directory) {
+  const GPTConfig& config = model.config();
+  const std::string where = "export_hf_gpt2: " + directory;
+  check(config.bias, where, ": GPT-2's layout has biases; this model has none (bias = false)");
+  check(config.positional == PositionalEncoding::Learned, where, ": GPT-2's layout has learned positions; this model's are ",
+        positional_encoding_name(config.positional));
+  check(!config.scale_embeddings, where, ": GPT-2 does not scale token embeddings by sqrt(C); this model does");
+  check(model.dtype() == DType::Float32, where, ": GPT-2's layout holds float32; this model is ",
+        dtype_name(model.dtype()));
+  std::error_code error;
+  fs::create_directories(directory, error);
+  check(!error, where, ": cannot create the directory: ", error.message());
+
+  std::vector<NamedTensor> tensors;
+  for (const auto& [name, parameter] : model.named_parameters()) {
+    const Tensor weights = parameter.detach();
+    // save_safetensors writes a transposed view row-major: a contiguous (in, out) tensor in the file.
+    tensors.push_back({hf_name(name), stored_transposed(name, weights) ? raw::transpose(weights, 0, 1) : weights});
+  }
+  save_safetensors((fs::path(directory) / kWeightsFile).string(), tensors, {{"format", "pt"}});
+  write_atomically(fs::path(directory) / kConfigFile, hf_gpt2_config_json(config).dump(2) + "\n", where);
+}
+
+}  // namespace tg
