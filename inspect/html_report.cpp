@@ -1,0 +1,343 @@
+#include "inspect/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "inspect/svg.h"
+#include "tensor/factory.h"
+
+namespace tg::inspect {
+
+namespace {
+
+using svg::escape;
+using svg::number;
+
+// Heatmaps show at most the first 32 queries and keys, fewer when there are many
+// heatmaps: all of them together hold at most about kHeatmapCells cells (GPT-2,
+// 12 blocks x 12 heads x 3 attention stages: the first 21 positions), which
+// keeps the page to a few MB.
+constexpr int64_t kHeatmapPositions = 32;
+constexpr int64_t kHeatmapCells = 200000;
+constexpr int64_t kTableRows = 6;      // a stage's table of first values: at most 6 rows ...
+constexpr int64_t kTableColumns = 8;   // ... of 8 columns
+constexpr size_t kTablesPerStage = 2;  // and at most 2 such tables (the output, one extra view)
+
+// Inline only: no fonts, no images, nothing fetched.
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1180px; padding: 0 16px 48px; color: #222; }
+h1 { font-size: 1.5em; margin-bottom: 4px; }
+h2 { font-size: 1.2em; margin: 0 0 4px; }
+code, pre, .token { font-family: ui-monospace, monospace; }
+.token { background: #f1f1f1; border-radius: 3px; padding: 0 3px; white-space: pre; }
+.summary { color: #555; }
+#diagram { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 16px 0; }
+.box { border: 1px solid #9ab; border-radius: 6px; padding: 4px 6px; background: #f6f9fc; }
+.box h3 { font-size: 0.8em; margin: 0 0 2px; color: #345; }
+.box a { display: inline-block; font-size: 0.75em; margin: 1px 2px; text-decoration: none; color: #06c; }
+.box a:hover { text-decoration: underline; }
+.arrow { color: #789; }
+section { border-top: 1px solid #ddd; padding: 14px 0; scroll-margin-top: 8px; }
+section:target { background: #fffbe6; }
+.formula { background: #f5f5f5; padding: 6px 10px; border-left: 3px solid #6baed6; white-space: pre-wrap; }
+.pictures { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 6px 0; }
+td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
+th { background: #f3f3f3; }
+td.text { text-align: left; }
+.bar { display: inline-block; height: 10px; background: #6baed6; vertical-align: middle; }
+.ok { color: #2a7d2a; } .bad { color: #b22; }
+.up { font-size: 0.8em; }
+)css";
+
+// The recorder runs first, so an error anywhere later on the page is caught.
+constexpr const char* kErrorRecorder = R"js(
+window.addEventListener('error', function (event) {
+  document.body.dataset.errors += (event.message || 'error') + ' at line ' + (event.lineno || '?') + '; ';
+});
+)js";
+
+// After load: every stage the diagram links to has a visible section and every
+// stage section is in the diagram; data-rendered says how many, or what is missing.
+constexpr const char* kRenderCheck = R"js(
+window.addEventListener('load', function () {
+  var body = document.body;
+  var linked = {};
+  var problems = [];
+  document.querySelectorAll('#diagram a[data-stage]').forEach(function (link) {
+    var id = link.getAttribute('data-stage');
+    linked[id] = true;
+    var section = document.getElementById(id);
+    if (!section || section.offsetHeight === 0) problems.push(id);
+  });
+  var sections = document.querySelectorAll('section.stage');
+  sections.forEach(function (section) {
+    if (!linked[section.id]) problems.push(section.id + ' (not in the diagram)');
+  });
+  if (sections.length !== Number(body.dataset.stages)) problems.push(sections.length + ' sections');
+  body.dataset.rendered = problems.length ? 'missing: ' + problems.join(', ') : String(sections.length);
+});
+)js";
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + ")";
+}
+
+std::string token_span(const std::string& text) { return "<span class=\"token\">" + escape(text) + "</span>"; }
+
+// "ln_1" for "block0.ln_1", "tokens" for "embed.tokens" and for "tokens".
+std::string short_name(const std::string& id) {
+  const size_t dot = id.find('.');
+  return dot == std::string::npos ? id : id.substr(dot + 1);
+}
+
+// The first `count` tokens as heatmap labels, spaces shown as "␣" (a label " the" or " " must be seen).
+std::vector<std::string> token_labels(const Walkthrough& walkthrough, int64_t count) {
+  std::vector<std::string> labels;
+  for (int64_t i = 0; i < count; ++i) {
+    std::string label;
+    for (char byte : walkthrough.tokens[static_cast<size_t>(i)].text)
+      label += byte == ' ' ? "\u2423" : std::string(1, byte);
+    labels.push_back(label);
+  }
+  return labels;
+}
+
+std::string page_header(const Walkthrough& walkthrough) {
+  const GPTConfig& config = walkthrough.config;
+  std::string out = "<h1>Inside the model: one prompt, layer by layer</h1>\n<p class=\"summary\">" +
+                    escape(walkthrough.model_description) + "<br>" + std::to_string(config.n_layer) + " blocks, " +
+                    std::to_string(config.n_head) + " heads, " + std::to_string(config.n_embd) + " channels, context " +
+                    std::to_string(config.block_size) + ", vocabulary " + std::to_string(config.vocab_size) + ", " +
+                    positional_encoding_name(config.positional) +
+                    " positions. The step-by-step forward matches the model's own forward to " +
+                    number(walkthrough.forward_match, 3) + " (largest difference of the logits).</p>\n";
+  out += "<p>Prompt " + token_span(walkthrough.prompt);
+  if (!walkthrough.target.empty()) out += ", target " + token_span(walkthrough.target);
+  return out + ". Click a stage in the diagram to jump to it.</p>\n";
+}
+
+// The model as boxes in data-flow order, one per stage group, each stage a link to its section.
+std::string diagram(const Walkthrough& walkthrough) {
+  std::string out = "<nav id=\"diagram\">";
+  std::string open_group;
+  for (const Stage& stage : walkthrough.stages) {
+    if (stage.group != open_group) {
+      if (!open_group.empty()) out += "</div><span class=\"arrow\">&rarr;</span>";
+      out += "<div class=\"box\"><h3>" + escape(stage.group) + "</h3>";
+      open_group = stage.group;
+    }
+    out += "<a href=\"#" + escape(stage.id) + "\" data-stage=\"" + escape(stage.id) + "\" title=\"" +
+           escape(stage.title) + "\">" + escape(short_name(stage.id)) + "</a>";
+  }
+  if (!open_group.empty()) out += "</div><span class=\"arrow\">&rarr;</span>";
+  out +=
+      "<div class=\"box\"><h3>Results</h3><a href=\"#predictions\">predictions</a>"
+      "<a href=\"#causality\">causality</a></div>";
+  if (walkthrough.loss)
+    out +=
+        "<span class=\"arrow\">&rarr;</span><div class=\"box\"><h3>Loss</h3><a href=\"#loss\">loss and "
+        "gradients</a></div>";
+  return out + "</nav>\n";
+}
+
+// The values the histogram counts: every shown head of a per-head stage, else the output.
+std::vector<double> histogram_values(const Stage& stage) {
+  if (stage.tensors.empty()) return {};
+  if (!stage.tensors[0].label.starts_with("head ")) return stage.tensors[0].value.to_vector<double>();
+  std::vector<double> values;
+  for (const ShownTensor& shown : stage.tensors) {
+    const std::vector<double> head = shown.value.to_vector<double>();
+    values.insert(values.end(), head.begin(), head.end());
+  }
+  return values;
+}
+
+// The first rows and columns of a tensor's values, seen as (rows, last dim); rows
+// are labelled with their token when there is one per position.
+std::string values_table(const Walkthrough& walkthrough, const ShownTensor& shown) {
+  const Tensor& value = shown.value;
+  const int64_t columns = value.dim() >= 1 ? value.size(-1) : 1;
+  const int64_t rows = columns > 0 ? value.numel() / columns : 0;
+  const bool rows_are_positions = value.dim() >= 2 && value.size(-2) == static_cast<int64_t>(walkthrough.tokens.size());
+  const int64_t shown_rows = std::min(rows, kTableRows), shown_columns = std::min(columns, kTableColumns);
+  const std::vector<float> values = value.to_vector<float>();
+  std::string out = "<table><caption>" + escape(shown.label) + " " + shape_text(value.shape()) + ": the first " +
+                    std::to_string(shown_rows) + " of " + std::to_string(rows) + " rows, " +
+                    std::to_string(shown_columns) + " of " + std::to_string(columns) +
+                    " columns</caption><tr><th></th>";
+  for (int64_t column = 0; column < shown_columns; ++column) out += "<th>" + std::to_string(column) + "</th>";
+  out += "</tr>";
+  for (int64_t row = 0; row < shown_rows; ++row) {
+    const int64_t position = row % std::max<int64_t>(value.dim() >= 2 ? value.size(-2) : 1, 1);
+    out += "<tr><th>" + std::to_string(row) +
+           (rows_are_positions ? " " + token_span(walkthrough.tokens[static_cast<size_t>(position)].text) : "") +
+           "</th>";
+    for (int64_t column = 0; column < shown_columns; ++column)
+      out += "<td>" + number(values[static_cast<size_t>(row * columns + column)], 4) + "</td>";
+    out += "</tr>";
+  }
+  return out + "</table>";
+}
+
+// The top-left (n, n) corner of a (T, T) attention map; for the weights, the
+// keys after each query (weight exactly 0, masked) become NaN, drawn grey.
+Tensor heatmap_grid(const Tensor& map, int64_t n, bool grey_future) {
+  const int64_t time = map.size(1);
+  const std::vector<double> values = map.to_vector<double>();
+  std::vector<double> corner;
+  for (int64_t query = 0; query < n; ++query)
+    for (int64_t key = 0; key < n; ++key)
+      corner.push_back(grey_future && key > query ? NAN : values[static_cast<size_t>(query * time + key)]);
+  return from_vector(corner, {n, n});
+}
+
+// How many positions each heatmap shows: see kHeatmapCells.
+int64_t heatmap_positions(const Walkthrough& walkthrough) {
+  int64_t heatmaps = 0;
+  for (const Stage& stage : walkthrough.stages)
+    if (stage.view == StageView::Attention) heatmaps += static_cast<int64_t>(stage.tensors.size());
+  const auto affordable = static_cast<int64_t>(std::sqrt(kHeatmapCells / std::max<int64_t>(heatmaps, 1)));
+  return std::clamp<int64_t>(affordable, 8, kHeatmapPositions);
+}
+
+std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stage, int64_t positions) {
+  std::string out;
+  for (const ShownTensor& shown : stage.tensors) {
+    const int64_t n = std::min(shown.value.size(0), positions);
+    svg::HeatmapOptions options;
+    options.title = shown.label;
+    options.row_labels = options.column_labels = token_labels(walkthrough, n);
+    if (stage.tensors.size() > 4) options.grid_size = 200;  // many heads: more of them side by side
+    const bool weights = stage.id.ends_with(".weights");
+    if (weights) options.range = std::pair{0.0, 1.0};  // probabilities: one scale for every head
+    out += svg::heatmap(heatmap_grid(shown.value, n, weights), options);
+  }
+  if (!stage.tensors.empty() && stage.tensors[0].value.size(0) > positions)
+    out += "<p>The first " + std::to_string(positions) + " of " + std::to_string(stage.tensors[0].value.size(0)) +
+           " positions.</p>";
+  return out;
+}
+
+std::string tokens_table(const Walkthrough& walkthrough) {
+  std::string out = "<table><tr><th>position</th><th>token</th><th>id</th><th>from</th></tr>";
+  for (const TokenRow& token : walkthrough.tokens)
+    out += "<tr><td>" + std::to_string(token.position) + "</td><td class=\"text\">" + token_span(token.text) +
+           "</td><td>" + std::to_string(token.id) + "</td><td class=\"text\">" +
+           (token.position < walkthrough.prompt_tokens ? "prompt" : "target") + "</td></tr>";
+  return out + "</table>";
+}
+
+std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, int64_t heatmap_size) {
+  std::string out = "<section class=\"stage\" id=\"" + escape(stage.id) + "\">\n<h2>" + escape(stage.title) +
+                    " <code>" + escape(stage.id) +
+                    "</code> <a class=\"up\" href=\"#diagram\">&uarr; diagram</a></h2>\n";
+  out += "<pre class=\"formula\">" + escape(stage.formula) + "</pre>\n<p>" + escape(stage.explanation) + "</p>\n";
+  std::string inputs;
+  for (const std::vector<int64_t>& shape : stage.input_shapes)
+    inputs += (inputs.empty() ? "" : ", ") + shape_text(shape);
+  out += "<p>Implemented in <code>" + escape(stage.implementation) +
+         "</code>. Shapes: " + (inputs.empty() ? "" : inputs + " &rarr; ") + shape_text(stage.output_shape) + ".</p>\n";
+  const Statistics& statistics = stage.statistics;
+  out += "<table><tr><th>mean</th><th>std</th><th>min</th><th>max</th></tr><tr><td>" + number(statistics.mean) +
+         "</td><td>" + number(statistics.std) + "</td><td>" + number(statistics.min) + "</td><td>" +
+         number(statistics.max) + "</td></tr></table>\n";
+  if (!stage.notes.empty()) {
+    out += "<ul>";
+    for (const std::string& note : stage.notes) out += "<li>" + escape(note) + "</li>";
+    out += "</ul>\n";
+  }
+  if (stage.id == "tokens") out += tokens_table(walkthrough) + "\n";
+
+  out += "<div class=\"pictures\">";
+  const std::vector<double> values = histogram_values(stage);
+  out += svg::histogram(values, {.title = "values of " + stage.id});
+  if (stage.view == StageView::Attention) out += attention_heatmaps(walkthrough, stage, heatmap_size);
+  out += "</div>\n";
+  if (stage.view == StageView::Values)
+    for (size_t i = 0; i < std::min(stage.tensors.size(), kTablesPerStage); ++i)
+      out += values_table(walkthrough, stage.tensors[i]) + "\n";
+  return out + "</section>\n";
+}
+
+std::string probability_cell(const std::string& text, double probability) {
+  return "<td class=\"text\" style=\"background: rgba(107, 174, 214, " + number(std::clamp(probability, 0.0, 1.0), 3) +
+         ")\">" + token_span(text) + " " + number(probability, 3) + "</td>";
+}
+
+std::string predictions_section(const Walkthrough& walkthrough) {
+  std::string out =
+      "<section id=\"predictions\"><h2>Predictions: the most likely next tokens at each position</h2>\n"
+      "<p>Each row reads the tokens up to and including its own, and ranks what comes next.</p><table><tr>"
+      "<th>position</th><th>token</th>";
+  const size_t k = walkthrough.predictions.empty() ? 0 : walkthrough.predictions[0].top.size();
+  for (size_t rank = 1; rank <= k; ++rank) out += "<th>#" + std::to_string(rank) + "</th>";
+  out += "</tr>";
+  for (const PositionPredictions& row : walkthrough.predictions) {
+    out += "<tr><td>" + std::to_string(row.position) + "</td><td class=\"text\">" + token_span(row.token) + "</td>";
+    for (const Prediction& prediction : row.top) out += probability_cell(prediction.text, prediction.probability);
+    out += "</tr>";
+  }
+  return out + "</table></section>\n";
+}
+
+std::string bar(double value, double largest) {
+  const double percent = largest > 0 ? 100 * value / largest : 0;
+  return "<span class=\"bar\" style=\"width: " + number(percent * 1.6, 3) + "px\"></span> " + number(value, 4);
+}
+
+std::string loss_section(const LossReport& loss) {
+  std::string out = "<section id=\"loss\"><h2>Loss on the target</h2>\n<p>Cross-entropy " + number(loss.loss, 5) +
+                    " (natural log), perplexity " + number(loss.perplexity, 5) +
+                    ": the mean of -log p(target) over the target tokens.</p>\n<table><tr><th>position</th>"
+                    "<th>target</th><th>id</th><th>p(target)</th><th>-log p</th></tr>";
+  for (const TargetProbability& target : loss.targets)
+    out += "<tr><td>" + std::to_string(target.position) + "</td><td class=\"text\">" + token_span(target.text) +
+           "</td><td>" + std::to_string(target.id) + "</td><td class=\"text\">" + bar(target.probability, 1) +
+           "</td><td>" + number(-std::log(target.probability), 4) + "</td></tr>";
+  out +=
+      "</table>\n<h2>Gradients: one backward from this loss</h2>\n<p>From the output back to the embeddings: the "
+      "norm of dLoss/dx of the residual stream entering each layer, and of dLoss/d&theta; over its parameters.</p>"
+      "<table><tr><th>layer</th><th>||dLoss/dx||</th><th>||dLoss/d&theta;||</th></tr>";
+  double largest_activation = 0, largest_parameter = 0;
+  for (const GradientNorm& norm : loss.gradients) {
+    largest_activation = std::max(largest_activation, norm.activation_norm);
+    largest_parameter = std::max(largest_parameter, norm.parameter_norm);
+  }
+  for (const GradientNorm& norm : loss.gradients)
+    out += "<tr><td class=\"text\">" + escape(norm.layer) + "</td><td class=\"text\">" +
+           bar(norm.activation_norm, largest_activation) + "</td><td class=\"text\">" +
+           bar(norm.parameter_norm, largest_parameter) + "</td></tr>";
+  return out + "</table></section>\n";
+}
+
+std::string causality_section(const CausalityCheck& causality) {
+  const bool causal = causality.max_change_earlier == 0;
+  return "<section id=\"causality\"><h2>Causality: the future does not leak into the past</h2>\n<p>Changing the "
+         "token at position " +
+         std::to_string(causality.changed_position) + " from " + token_span(causality.original) + " to " +
+         token_span(causality.replacement) + " changes the logits at that position by up to " +
+         number(causality.max_change_last, 4) + ", and at every earlier position by up to <span class=\"" +
+         (causal ? "ok" : "bad") + "\">" + number(causality.max_change_earlier, 4) + (causal ? " (exactly 0)" : "") +
+         "</span>: no position sees a later one.</p></section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const Walkthrough& walkthrough) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>tinygpt explain: " +
+                    escape(walkthrough.prompt) + "</title>\n<style>" + kStyle + "</style>\n</head>\n";
+  out += "<body data-stages=\"" + std::to_string(walkthrough.stages.size()) +
+         "\" data-rendered=\"pending\" data-errors=\"\">\n<script>" + kErrorRecorder + "</script>\n";
+  out += page_header(walkthrough) + diagram(walkthrough);
+  const int64_t heatmap_size = heatmap_positions(walkthrough);
+  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size);
+  out += predictions_section(walkthrough);
+  if (walkthrough.loss) out += loss_section(*walkthrough.loss);
+  out += causality_section(walkthrough.causality);
+  return out + "<script>" + kRenderCheck + "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace tg::inspect

@@ -1,0 +1,103 @@
+#include "inspect/loss_plot.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "inspect/svg.h"
+#include "tensor/error.h"
+
+namespace tg::inspect {
+
+namespace {
+
+constexpr const char* kTrainColour = "#1f77b4";
+constexpr const char* kValColour = "#ff7f0e";
+constexpr const char* kLearningRateColour = "#2ca02c";
+
+// A line's field as a number, or an error naming the file, line and field.
+double field(const nlohmann::json& line, const char* name, const std::string& where) {
+  const auto found = line.find(name);
+  check(found != line.end() && found->is_number(), where, ": no number \"", name, "\"");
+  return found->get<double>();
+}
+
+template <class Point>
+std::vector<Point> values_of(const std::map<int64_t, Point>& by_iter) {
+  std::vector<Point> points;
+  for (const auto& [iter, point] : by_iter) points.push_back(point);
+  return points;
+}
+
+}  // namespace
+
+TrainingMetrics parse_metrics(std::istream& lines, const std::string& source) {
+  std::map<int64_t, StepMetrics> steps;  // keyed by iteration: a repeated one (a resumed run) is replaced
+  std::map<int64_t, EvalMetrics> evals;
+  std::string text;
+  for (int64_t number = 1; std::getline(lines, text); ++number) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = "metrics '" + source + "' line " + std::to_string(number);
+    const nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    check(line.is_object(), where, ": not a JSON object: ", text.substr(0, 60));
+    const auto iter = static_cast<int64_t>(field(line, "iter", where));
+    if (line.value("eval", false)) {
+      evals[iter] = {iter, field(line, "train_loss", where), field(line, "val_loss", where), line.value("lr", 0.0)};
+    } else {
+      steps[iter] = {iter, field(line, "train_loss", where), field(line, "lr", where)};
+    }
+  }
+  check(!steps.empty() || !evals.empty(), "metrics '", source, "': no step or evaluation lines");
+  return {values_of(steps), values_of(evals)};
+}
+
+TrainingMetrics read_metrics(const std::string& path) {
+  std::ifstream file(path);
+  check(file.good(), "metrics '", path, "': cannot open the file");
+  return parse_metrics(file, path);
+}
+
+std::string render_loss_plot(const TrainingMetrics& metrics, const std::string& run_name) {
+  svg::Series step_loss{.name = "train loss (every step)", .colour = kTrainColour, .style = svg::LineStyle::Faint};
+  svg::Series learning_rate{.name = "learning rate",
+                            .colour = kLearningRateColour,
+                            .style = svg::LineStyle::Dashed,
+                            .axis = svg::YAxis::Right};
+  for (const StepMetrics& step : metrics.steps) {
+    step_loss.x.push_back(static_cast<double>(step.iter));
+    step_loss.y.push_back(step.train_loss);
+    learning_rate.x.push_back(static_cast<double>(step.iter));
+    learning_rate.y.push_back(step.lr);
+  }
+  svg::Series eval_train{.name = "train loss (evaluation)", .colour = kTrainColour};
+  svg::Series eval_val{.name = "val loss (evaluation)", .colour = kValColour};
+  for (const EvalMetrics& eval : metrics.evals) {
+    eval_train.x.push_back(static_cast<double>(eval.iter));
+    eval_train.y.push_back(eval.train_loss);
+    eval_val.x.push_back(static_cast<double>(eval.iter));
+    eval_val.y.push_back(eval.val_loss);
+  }
+
+  std::vector<svg::Series> series;
+  bool positive_losses = true;
+  for (svg::Series* one : {&step_loss, &eval_train, &eval_val, &learning_rate}) {
+    if (one->x.empty()) continue;
+    if (one->axis == svg::YAxis::Left)
+      for (double loss : one->y) positive_losses = positive_losses && loss > 0;
+    series.push_back(std::move(*one));
+  }
+
+  svg::LineChartOptions options;
+  options.title = run_name + ": " +
+                  (metrics.evals.empty() ? "train loss " + svg::number(metrics.steps.back().train_loss) +
+                                               " at iteration " + std::to_string(metrics.steps.back().iter)
+                                         : "val loss " + svg::number(metrics.evals.back().val_loss) + " at iteration " +
+                                               std::to_string(metrics.evals.back().iter));
+  options.x_label = "iteration";
+  options.left_label = "loss (cross-entropy, nats)";
+  options.right_label = "learning rate";
+  options.left_scale = positive_losses ? svg::Scale::Log : svg::Scale::Linear;  // a loss of 0 cannot go on a log axis
+  return svg::standalone(svg::line_chart(series, options));
+}
+
+}  // namespace tg::inspect

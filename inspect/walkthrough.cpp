@@ -1,0 +1,228 @@
+// walk_through(): the checks, the tokens, then the traced forward
+// (inspect/walkthrough_forward.cpp), and what is read off it: the top-k
+// predictions, the loss with its layer-by-layer backward, and the causality
+// check against GPT::forward itself.
+#include "inspect/walkthrough.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "autograd/ops.h"
+#include "inspect/walkthrough_forward.h"
+#include "nn/functional/cross_entropy.h"
+#include "tensor/view.h"
+
+namespace tg::inspect {
+
+namespace {
+
+constexpr int64_t kIgnoredTarget = -100;  // nn::cross_entropy's ignore_index
+
+// Turns recording on or off for its lifetime (NoGradGuard only turns it off).
+class GradModeScope {
+ public:
+  explicit GradModeScope(bool enabled) : previous_(is_grad_enabled()) { set_grad_enabled(enabled); }
+  ~GradModeScope() { set_grad_enabled(previous_); }
+  GradModeScope(const GradModeScope&) = delete;
+  GradModeScope& operator=(const GradModeScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+double sum_of_squares(const Tensor& x) {
+  const Tensor values = raw::contiguous(x);
+  return visit_floating(values.dtype(), "sum_of_squares", [&]<class T>() {
+    const T* data = values.data<T>();
+    double total = 0;
+    for (int64_t i = 0; i < values.numel(); ++i) total += static_cast<double>(data[i]) * static_cast<double>(data[i]);
+    return total;
+  });
+}
+
+double gradient_norm(const Tensor& leaf) { return leaf.grad().defined() ? std::sqrt(sum_of_squares(leaf.grad())) : 0.0; }
+
+void check_options(const GPTConfig& config, const std::string& prompt, const WalkthroughOptions& options) {
+  check(!prompt.empty(), "walk_through: the prompt is empty; give at least one token of text");
+  check(!options.layer || (*options.layer >= 0 && *options.layer < config.n_layer), "walk_through: layer ",
+        options.layer.value_or(0), " does not exist: the model has ", config.n_layer, " blocks (0 .. ",
+        config.n_layer - 1, ")");
+  check(!options.head || (*options.head >= 0 && *options.head < config.n_head), "walk_through: head ",
+        options.head.value_or(0), " does not exist: the model has ", config.n_head, " heads per block (0 .. ",
+        config.n_head - 1, ")");
+  check(options.top_k >= 1, "walk_through: top_k must be at least 1, got ", options.top_k);
+}
+
+Stage tokens_stage(const Walkthrough& walkthrough, const Tensor& ids, const std::string& tokenizer_kind) {
+  Stage stage = make_stage("", "tokens", "Tokens", walkthrough.config, tokenizer_kind);
+  stage.output_shape = ids.shape();
+  stage.tensors.push_back({"ids", shown_tensor(raw::to_dtype(ids, DType::Float32))});
+  stage.statistics = statistics_of(stage.tensors[0].value);
+  const int64_t total = static_cast<int64_t>(walkthrough.tokens.size());
+  stage.notes.push_back(std::to_string(total) + " tokens: " + std::to_string(walkthrough.prompt_tokens) +
+                        " from the prompt" +
+                        (total > walkthrough.prompt_tokens
+                             ? ", " + std::to_string(total - walkthrough.prompt_tokens) + " from the target"
+                             : std::string()));
+  stage.notes.push_back(std::string(tokenizer_kind == "char" ? "character-level" : "GPT-2 BPE") +
+                        " vocabulary of " + std::to_string(walkthrough.config.vocab_size) + " tokens");
+  return stage;
+}
+
+std::vector<PositionPredictions> predictions_of(const Walkthrough& walkthrough, const Tensor& probabilities,
+                                                const tokenizer::TextTokenizer& tokenizer, int64_t top_k) {
+  const int64_t time = probabilities.size(1), vocab = probabilities.size(2);
+  const std::vector<double> values = probabilities.to_vector<double>();
+  const int64_t shown = std::min(top_k, vocab);
+  std::vector<PositionPredictions> predictions;
+  std::vector<int64_t> order(vocab);
+  for (int64_t t = 0; t < time; ++t) {
+    const double* row = values.data() + t * vocab;
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::partial_sort(order.begin(), order.begin() + shown, order.end(),
+                      [&](int64_t a, int64_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+    PositionPredictions position{t, walkthrough.tokens[t].text, {}};
+    for (int64_t rank = 0; rank < shown; ++rank)
+      position.top.push_back({order[rank], tokenizer.display(order[rank]), row[order[rank]]});
+    predictions.push_back(std::move(position));
+  }
+  return predictions;
+}
+
+// The target tokens' loss, then a backward run one layer at a time across the
+// cuts, reading the gradient reaching each layer and its parameters' gradient.
+LossReport loss_report(const Walkthrough& walkthrough, const std::vector<int64_t>& ids, TracedForward& traced,
+                       const ParameterLeaves& parameters) {
+  const int64_t time = static_cast<int64_t>(ids.size()), vocab = walkthrough.config.vocab_size;
+  // Position t predicts token t + 1: the targets are what follows each position
+  // from the prompt's last token on.
+  std::vector<int64_t> next(time, kIgnoredTarget);
+  for (int64_t t = walkthrough.prompt_tokens - 1; t + 1 < time; ++t) next[t] = ids[t + 1];
+  const Tensor loss = nn::cross_entropy(view(traced.logits, {-1, vocab}), from_vector(next));  // (T, V), (T)
+
+  LossReport report;
+  report.loss = loss.item<double>();
+  report.perplexity = std::exp(report.loss);
+  const std::vector<double> probabilities = traced.probabilities.to_vector<double>();
+  for (int64_t t = walkthrough.prompt_tokens; t < time; ++t)
+    report.targets.push_back({t, ids[t], walkthrough.tokens[t].text, probabilities[(t - 1) * vocab + ids[t]]});
+
+  backward(loss);
+  for (auto cut = traced.residual.rbegin(); cut != traced.residual.rend(); ++cut)
+    backward(cut->computed, cut->leaf.grad());
+  backward(traced.token_rows.computed, traced.token_rows.leaf.grad());
+
+  auto parameter_norm = [&](auto belongs) {
+    double total = 0;
+    for (const auto& [name, leaf] : parameters)
+      if (belongs(name) && leaf.grad().defined()) total += sum_of_squares(leaf.grad());
+    return std::sqrt(total);
+  };
+  const int64_t layers = walkthrough.config.n_layer;
+  report.gradients.push_back({walkthrough.config.tie_embeddings ? "ln_f" : "ln_f + lm_head",
+                              gradient_norm(traced.residual[layers].leaf), parameter_norm([](const std::string& name) {
+                                return name.starts_with("ln_f.") || name.starts_with("lm_head.");
+                              })});
+  for (int64_t layer = layers - 1; layer >= 0; --layer) {
+    const std::string prefix = "blocks." + std::to_string(layer) + ".";
+    report.gradients.push_back({"block " + std::to_string(layer), gradient_norm(traced.residual[layer].leaf),
+                                parameter_norm([&](const std::string& name) { return name.starts_with(prefix); })});
+  }
+  report.gradients.push_back({"embeddings", gradient_norm(traced.token_rows.leaf),
+                              parameter_norm([](const std::string& name) {
+                                return name.starts_with("wte.") || name.starts_with("wpe.");
+                              })});
+  return report;
+}
+
+double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b, size_t begin, size_t end) {
+  double largest = 0;
+  for (size_t i = begin; i < end; ++i) largest = std::max(largest, std::abs(a[i] - b[i]));
+  return largest;
+}
+
+// GPT::forward on the ids, and again with the last token replaced: the logits of
+// the earlier positions must not move. Also measures forward_match.
+void check_against_model(GPT& model, const tokenizer::TextTokenizer& tokenizer, const std::vector<int64_t>& ids,
+                         const Tensor& traced_logits, Walkthrough& walkthrough) {
+  nn::EvalModeGuard eval(model);
+  NoGradGuard no_grad;
+  const int64_t time = static_cast<int64_t>(ids.size()), vocab = walkthrough.config.vocab_size;
+  const std::vector<double> logits = model.forward(from_vector(ids, {1, time})).to_vector<double>();
+  const std::vector<double> traced = traced_logits.detach().to_vector<double>();
+  walkthrough.forward_match = max_abs_difference(logits, traced, 0, logits.size());
+
+  std::vector<int64_t> changed_ids = ids;
+  changed_ids.back() = (ids.back() + 1) % vocab;
+  const std::vector<double> changed = model.forward(from_vector(changed_ids, {1, time})).to_vector<double>();
+  CausalityCheck& causality = walkthrough.causality;
+  causality.changed_position = time - 1;
+  causality.original = tokenizer.display(ids.back());
+  causality.replacement = tokenizer.display(changed_ids.back());
+  const size_t last_row = static_cast<size_t>((time - 1) * vocab);
+  causality.max_change_earlier = max_abs_difference(logits, changed, 0, last_row);
+  causality.max_change_last = max_abs_difference(logits, changed, last_row, logits.size());
+}
+
+}  // namespace
+
+Statistics statistics_of(const Tensor& values) {
+  // Over the finite values only: a masked score (-inf) is a marker, not a number.
+  const std::vector<double> all = values.detach().to_vector<double>();
+  double total = 0, total_squares = 0, low = INFINITY, high = -INFINITY;
+  int64_t count = 0;
+  for (double value : all) {
+    if (!std::isfinite(value)) continue;
+    total += value;
+    low = std::min(low, value);
+    high = std::max(high, value);
+    ++count;
+  }
+  if (count == 0) return {};
+  const double mean = total / static_cast<double>(count);
+  for (double value : all)
+    if (std::isfinite(value)) total_squares += (value - mean) * (value - mean);
+  return {mean, std::sqrt(total_squares / static_cast<double>(count)), low, high};
+}
+
+Walkthrough walk_through(GPT& model, const tokenizer::TextTokenizer& tokenizer, const std::string& prompt,
+                         const WalkthroughOptions& options) {
+  Walkthrough walkthrough;
+  walkthrough.model_description = options.model_description;
+  walkthrough.config = model.config();
+  walkthrough.prompt = prompt;
+  walkthrough.target = options.target;
+  const GPTConfig& config = walkthrough.config;
+  check_options(config, prompt, options);
+
+  std::vector<int64_t> ids = tokenizer.encode(prompt);
+  walkthrough.prompt_tokens = static_cast<int64_t>(ids.size());
+  if (!options.target.empty()) {
+    const std::vector<int64_t> target_ids = tokenizer.encode(options.target);
+    ids.insert(ids.end(), target_ids.begin(), target_ids.end());
+  }
+  const int64_t time = static_cast<int64_t>(ids.size());
+  check(time <= config.block_size, "walk_through: the prompt", options.target.empty() ? " makes " : " and target make ",
+        time, " tokens, more than the model's block_size of ", config.block_size);
+  for (int64_t t = 0; t < time; ++t) {
+    check(ids[t] >= 0 && ids[t] < config.vocab_size, "walk_through: token id ", ids[t], " at position ", t,
+          " is outside the model's vocabulary [0, ", config.vocab_size, ")");
+    walkthrough.tokens.push_back({t, ids[t], tokenizer.display(ids[t])});
+  }
+
+  const std::string tokenizer_kind = tokenizer.kind();
+  const Tensor id_tensor = from_vector(ids, {1, time});  // (1, T)
+  walkthrough.stages.push_back(tokens_stage(walkthrough, id_tensor, tokenizer_kind));
+
+  const bool with_loss = !options.target.empty();
+  GradModeScope grad_mode(with_loss);
+  const ParameterLeaves parameters = parameter_leaves(model, with_loss);
+  TracedForward traced = traced_forward(config, parameters, id_tensor, options, tokenizer_kind, walkthrough.stages);
+  walkthrough.predictions = predictions_of(walkthrough, traced.probabilities, tokenizer, options.top_k);
+  if (with_loss) walkthrough.loss = loss_report(walkthrough, ids, traced, parameters);
+  check_against_model(model, tokenizer, ids, traced.logits, walkthrough);
+  return walkthrough;
+}
+
+}  // namespace tg::inspect

@@ -1,0 +1,92 @@
+// The web page: every stage an anchor and a diagram link, a heatmap per head of
+// every attention stage, the tables, escaped text, well-formed markup and nothing
+// fetched from the network. (tests/cli/test_html_report.sh opens it in Chromium.)
+#include <doctest/doctest.h>
+
+#include "inspect/html_report.h"
+#include "inspect/svg.h"
+#include "tests/inspect/picture_checks.h"
+#include "tests/inspect/walkthrough_fixture.h"
+
+using namespace tg;
+using namespace tg::inspect;
+using namespace tg::testing;
+
+namespace {
+
+Walkthrough page_walkthrough(const std::string& target) {
+  GPT model(tiny_walkthrough_config(), 41);
+  WalkthroughOptions options;
+  options.target = target;
+  options.model_description = "a tiny model for the page";
+  return walk_through(model, tiny_tokenizer(), "bad egg", options);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("render_html: every stage is a section, an anchor and a link of the diagram") {
+  const Walkthrough walkthrough = page_walkthrough("!");
+  const std::string page = render_html(walkthrough);
+  CHECK(markup_problem(page) == "");
+  CHECK(page.starts_with("<!DOCTYPE html>"));
+  CHECK(contains(page, "a tiny model for the page"));
+  CHECK(contains(page, "data-stages=\"" + std::to_string(walkthrough.stages.size()) + "\""));
+  CHECK(contains(page, "data-rendered=\"pending\""));  // the inline script sets it once the page has loaded
+  CHECK(occurrences(page, "<section class=\"stage\"") == walkthrough.stages.size());
+  for (const Stage& stage : walkthrough.stages) {
+    CAPTURE(stage.id);
+    CHECK(occurrences(page, "id=\"" + stage.id + "\"") == 1);
+    CHECK(contains(page, "<a href=\"#" + stage.id + "\" data-stage=\"" + stage.id + "\""));
+    CHECK(contains(page, svg::escape(stage.formula)));
+    CHECK(contains(page, "values of " + stage.id));  // its histogram
+  }
+  for (const char* section : {"id=\"predictions\"", "id=\"loss\"", "id=\"causality\"", "href=\"#loss\"",
+                              "Gradients: one backward", "(exactly 0)"})
+    CHECK(contains(page, section));
+  CHECK(page == render_html(walkthrough));  // deterministic
+}
+
+TEST_CASE("render_html: a heatmap per head of every attention stage, T x T cells") {
+  const Walkthrough walkthrough = page_walkthrough("");
+  const std::string page = render_html(walkthrough);
+  const size_t time = walkthrough.tokens.size();  // "bad egg": 7 characters
+  size_t heatmaps = 0;
+  for (const Stage& stage : walkthrough.stages)
+    if (stage.view == StageView::Attention) heatmaps += stage.tensors.size();
+  CHECK(heatmaps == 2 * 3 * 2);  // 2 blocks x (scores, mask, weights) x 2 heads
+  CHECK(heatmap_cells(page) == heatmaps * time * time);
+  CHECK(occurrences(page, "rows: query, columns: key, grey: masked") == 2 * 2 * 2);  // mask and weights
+  // Without a target: no loss section, and no link to one.
+  CHECK(!contains(page, "id=\"loss\""));
+  CHECK(!contains(page, "href=\"#loss\""));
+}
+
+TEST_CASE("render_html: self-contained, nothing fetched") {
+  const std::string page = render_html(page_walkthrough("!"));
+  CHECK(!contains(page, "http://"));
+  CHECK(!contains(page, "https://"));
+  CHECK(!contains(page, "src="));
+  CHECK(!contains(page, "<link"));
+  CHECK(!contains(page, "@import"));
+}
+
+TEST_CASE("render_html: hostile text (tokens, titles, the prompt) is escaped everywhere") {
+  const std::string hostile = "<script>alert('x')</script>&\"";
+  Walkthrough walkthrough = page_walkthrough("!");
+  walkthrough.prompt = hostile;
+  walkthrough.model_description = hostile;
+  walkthrough.tokens[0].text = hostile;  // the rows and columns of every heatmap, the tables
+  walkthrough.stages[0].title = hostile;
+  walkthrough.stages[0].notes.push_back(hostile);
+  walkthrough.predictions[0].top[0].text = hostile;
+  walkthrough.loss->targets[0].text = hostile;
+  walkthrough.loss->gradients[0].layer = hostile;
+  walkthrough.causality.replacement = hostile;
+  const std::string page = render_html(walkthrough);
+  CHECK(markup_problem(page) == "");
+  CHECK(!contains(page, hostile));
+  CHECK(!contains(page, "<script>alert"));
+  CHECK(occurrences(page, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;") >= 9);
+}
