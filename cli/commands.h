@@ -11,5 +11,9 @@ void add_tokenize_command(CLI::App& app);
 void add_bpe_train_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace tg::cli

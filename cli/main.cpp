@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   tg::cli::add_bpe_train_command(app);
   tg::cli::add_train_command(app);
   tg::cli::add_sample_command(app);
+  tg::cli::add_eval_command(app);
+  tg::cli::add_explain_command(app);
+  tg::cli::add_plot_command(app);
+  tg::cli::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "models/checkpoint.h"
+#include "cli/data_paths.h"
 #include "models/data.h"
 #include "models/train.h"
 #include "tensor/error.h"
@@ -26,28 +27,6 @@
 namespace tg::cli {
 
 namespace {
-
-// The project root this binary was built from (set by cli/CMakeLists.txt), so a
-// build anywhere finds ../shared/data beside the checkout, as scripts/data.sh does.
-#ifndef TINYGPT_SOURCE_DIR
-#define TINYGPT_SOURCE_DIR "."
-#endif
-
-constexpr const char* kCorpusFile = "tinyshakespeare.txt";
-
-// Tiny Shakespeare, looked for where scripts/data.sh puts or finds it.
-std::string default_data_path() {
-  namespace fs = std::filesystem;
-  if (const char* data_dir = std::getenv("TINYGPT_DATA_DIR"); data_dir && *data_dir) {
-    return (fs::path(data_dir) / kCorpusFile).string();
-  }
-  const fs::path root = TINYGPT_SOURCE_DIR;
-  for (const fs::path& candidate : {root / ".." / "shared" / "data" / kCorpusFile, root / "data" / kCorpusFile}) {
-    if (fs::is_regular_file(candidate)) return fs::weakly_canonical(candidate).string();
-  }
-  fail("train: no --data given and tiny Shakespeare was not found (in $TINYGPT_DATA_DIR, ", (root / "..").string(),
-       "/shared/data or ", root.string(), "/data); run scripts/data.sh to fetch it, or pass --data FILE");
-}
 
 struct TrainArguments {
   std::string data;
@@ -105,7 +84,7 @@ std::string millions(int64_t count) {
 void run_train(const CLI::App& command, const TrainArguments& arguments) {
   namespace fs = std::filesystem;
   if (command.count("--threads")) set_num_threads(arguments.threads);
-  const std::string data_path = arguments.data.empty() ? default_data_path() : arguments.data;
+  const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
   const std::string corpus = read_text_file(data_path);
 
   std::unique_ptr<TrainingRun> run;

@@ -59,6 +59,15 @@ cmp -s "$work/cached.txt" "$work/uncached.txt" || fail "sample: greedy output di
   --top-p 0.9 --repetition-penalty 1.2 --seed 3 >"$work/b.txt" 2>/dev/null
 cmp -s "$work/a.txt" "$work/b.txt" || fail "sample: the same seed gave different text"
 
+# Eval: exactly one stdout line "loss L perplexity P" with P = exp(L).
+"$tinygpt" eval --ckpt "$work/run" --data "$work/corpus.txt" --max-tokens 200 >"$work/eval.txt" 2>"$work/eval.log" \
+  || fail "eval: non-zero exit: $(cat "$work/eval.log")"
+[[ $(wc -l <"$work/eval.txt") -eq 1 ]] || fail "eval: expected one stdout line, got: $(cat "$work/eval.txt")"
+read -r word_loss loss word_perplexity perplexity <"$work/eval.txt"
+[[ $word_loss == loss && $word_perplexity == perplexity ]] || fail "eval: bad line: $(cat "$work/eval.txt")"
+awk -v l="$loss" -v p="$perplexity" 'BEGIN { d = exp(l) - p; exit !(l > 0 && l < 10 && d < 1e-9 * p && d > -1e-9 * p) }' \
+  || fail "eval: perplexity $perplexity is not exp(loss $loss)"
+
 # Misuse: one line, non-zero exit.
 expect_error "missing data" "cannot read '$work/nowhere.txt'" \
   "$tinygpt" train --data "$work/nowhere.txt" --out "$work/x" --iters 1
@@ -71,6 +80,12 @@ expect_error "prompt outside the vocabulary" "'Z'" "$tinygpt" sample --ckpt "$wo
 expect_error "missing checkpoint" "does not exist" "$tinygpt" sample --ckpt "$work/nothing"
 head -c 3000 "$work/run/model.safetensors" >"$work/truncated.safetensors"
 expect_error "truncated checkpoint" "truncated.safetensors" "$tinygpt" sample --ckpt "$work/truncated.safetensors"
+expect_error "eval without data" "give one of --data FILE or --ids" "$tinygpt" eval --ckpt "$work/run"
+expect_error "eval with a bad id" "'x7' is not a token id" "$tinygpt" eval --ckpt "$work/run" --ids "1 x7"
+expect_error "eval with an id outside the vocabulary" "outside the vocabulary" "$tinygpt" eval --ckpt "$work/run" --ids "1 999"
+expect_error "eval of one token" "at least 2 tokens" "$tinygpt" eval --ckpt "$work/run" --ids "1"
+expect_error "eval of an unknown character" "'Z'" "$tinygpt" eval --ckpt "$work/run" --data <(printf 'Zebra')
+expect_error "sample without a model" "give one of --ckpt DIR or --weights DIR" "$tinygpt" sample --prompt "x"
 expect_error "bad temperature" "temperature -1" "$tinygpt" sample --ckpt "$work/run" --temperature -1
 # A flag the parser does not know: non-zero exit, named on stderr (CLI11 adds a "Run with --help" hint).
 if "$tinygpt" train --no-such-flag >/dev/null 2>"$work/err"; then fail "bad flag: exit code 0"; fi

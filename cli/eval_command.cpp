@@ -1,0 +1,116 @@
+// tinygpt eval: how well a model predicts a text, as loss and perplexity.
+//
+//   tinygpt eval --weights gpt2/ --data wiki.txt --block-size 1024 --max-tokens 50000
+//   tinygpt eval --ckpt runs/shakespeare-char --data ../shared/data/tinyshakespeare.txt
+//   tinygpt eval --weights gpt2/ --ids "464 3616 286 1204 318"
+//
+// stdout gets exactly one line, `loss <value> perplexity <value>`, each value the
+// shortest decimal that reads back as the same double; what was loaded and the
+// progress go to stderr. The windows are described in models/evaluate.h.
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "models/data.h"
+#include "models/evaluate.h"
+#include "tensor/error.h"
+#include "tensor/threads.h"
+#include "tokenizer/errors.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct EvalArguments {
+  ModelSourceArguments source;
+  std::string data;
+  std::string ids;
+  int64_t block_size = 0;  // 0: the model's
+  int64_t max_tokens = 0;  // 0: all
+  int threads = 0;
+};
+
+std::vector<int64_t> parse_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    int64_t id = 0;
+    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), id);
+    check(error == std::errc() && end == word.data() + word.size(), "eval: --ids: '", word,
+          "' is not a token id (give integers separated by spaces)");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+std::vector<int64_t> encode_file(const tokenizer::TextTokenizer& tokenizer, const std::string& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return tokenizer.encode(text);
+  } catch (const tokenizer::TokenizerError& error) {
+    fail("eval: --data ", path, ": ", error.what());
+  }
+}
+
+std::string shortest(double value) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+void run_eval(const CLI::App& command, const EvalArguments& arguments) {
+  if (command.count("--threads")) set_num_threads(arguments.threads);
+  check(arguments.data.empty() != arguments.ids.empty(), "eval: give one of --data FILE or --ids \"ID ID ...\"");
+  const LoadedModel loaded = load_model(arguments.source, "eval");
+  const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;
+
+  std::vector<int64_t> ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
+                                                   : parse_ids(arguments.ids);
+  const size_t total = ids.size();
+  if (arguments.max_tokens > 0 && ids.size() > static_cast<size_t>(arguments.max_tokens)) ids.resize(arguments.max_tokens);
+  check_evaluation_input(*loaded.model, ids, block_size);
+  std::cerr << "eval: " << loaded.description << "\neval: " << (arguments.ids.empty() ? arguments.data : "--ids")
+            << ": " << total << " tokens, evaluating " << ids.size() << " in windows of " << block_size << "\n";
+
+  const auto start = std::chrono::steady_clock::now();
+  const bool show_progress = isatty(STDERR_FILENO) == 1;  // a log file gets the summary only
+  const EvaluationResult result = evaluate(*loaded.model, ids, block_size, [&](int64_t done, int64_t all) {
+    if (!show_progress) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "\reval: %lld / %lld tokens (%.0f tokens/s)", static_cast<long long>(done),
+                 static_cast<long long>(all), static_cast<double>(done) / std::max(seconds, 1e-9));
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "%seval: %lld tokens predicted in %lld windows, %.1f s (%.0f tokens/s)\n", show_progress ? "\n" : "",
+               static_cast<long long>(result.predicted_tokens), static_cast<long long>(result.windows), seconds,
+               static_cast<double>(result.predicted_tokens) / std::max(seconds, 1e-9));
+  std::cout << "loss " << shortest(result.loss) << " perplexity " << shortest(result.perplexity) << "\n";
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto arguments = std::make_shared<EvalArguments>();
+  CLI::App* command = app.add_subcommand("eval", "Mean next-token loss and perplexity of a model on a text");
+  add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
+  command->add_option("--data", arguments->data, "Text file to evaluate on");
+  command->add_option("--ids", arguments->ids, "Token ids to evaluate instead, separated by spaces");
+  command->add_option("--block-size", arguments->block_size, "Tokens per window (default: the model's context)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--max-tokens", arguments->max_tokens, "Evaluate only the first N tokens")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+  command->callback([command, arguments] { run_eval(*command, *arguments); });
+}
+
+}  // namespace tg::cli

@@ -1,0 +1,95 @@
+// tinygpt explain: follows one prompt through every layer of a model and shows
+// what each stage computes, with the real numbers (inspect/walkthrough.h).
+//
+//   tinygpt explain --ckpt runs/shakespeare-char --prompt "ROMEO:" --target " I"
+//   tinygpt explain --config cpu-small --prompt "To be" --layer 0 --head 1
+//   tinygpt explain --weights gpt2/ --prompt "The cat sat" --html explain.html
+//
+// stdout gets the report (plain text, or nothing with --html FILE, which writes
+// a self-contained web page instead); what was loaded goes to stderr.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "inspect/html_report.h"
+#include "inspect/text_report.h"
+#include "inspect/walkthrough.h"
+#include "tensor/error.h"
+#include "tensor/threads.h"
+#include "tokenizer/errors.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct ExplainArguments {
+  ModelSourceArguments source;
+  std::string prompt;
+  std::string target;
+  int64_t layer = 0;
+  int64_t head = 0;
+  int64_t top_k = 5;
+  std::string html;
+  int threads = 0;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary);
+  check(file.good(), "explain: --html: cannot write '", path, "'");
+  file << text;
+  file.close();
+  check(!file.fail(), "explain: --html: writing '", path, "' failed");
+}
+
+void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
+  if (command.count("--threads")) set_num_threads(arguments.threads);
+  check(!arguments.prompt.empty(), "explain: --prompt is empty; give the text to follow through the model");
+  const LoadedModel loaded = load_model(arguments.source, "explain");
+
+  inspect::WalkthroughOptions options;
+  if (command.count("--layer")) options.layer = arguments.layer;
+  if (command.count("--head")) options.head = arguments.head;
+  options.top_k = arguments.top_k;
+  options.target = arguments.target;
+  options.model_description = loaded.description;
+  inspect::Walkthrough walkthrough;
+  try {
+    walkthrough = inspect::walk_through(*loaded.model, *loaded.tokenizer, arguments.prompt, options);
+  } catch (const tokenizer::TokenizerError& error) {
+    fail("explain: ", error.what());
+  }
+  std::cerr << "explain: " << loaded.description << "\n";  // after the checks: an error stays one line
+
+  if (arguments.html.empty()) {
+    std::cout << inspect::render_text(walkthrough) << std::flush;
+    return;
+  }
+  const std::string page = inspect::render_html(walkthrough);
+  write_file(arguments.html, page);
+  std::cerr << "explain: wrote " << arguments.html << " (" << page.size() / 1024 << " KiB): open it in a browser\n";
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app) {
+  auto arguments = std::make_shared<ExplainArguments>();
+  CLI::App* command =
+      app.add_subcommand("explain", "Follow a prompt through every layer of a model, with the numbers at each stage");
+  add_model_source_options(*command, arguments->source, /*fresh_models=*/true);
+  command->add_option("--prompt", arguments->prompt, "Text to follow through the model")->required();
+  command->add_option("--target", arguments->target,
+                      "Text the model should continue the prompt with: adds the loss and the gradients");
+  command->add_option("--layer", arguments->layer, "Show only this block (0-based; all blocks still run)");
+  command->add_option("--head", arguments->head, "Show only this attention head (0-based)");
+  command->add_option("--top-k", arguments->top_k, "Next tokens listed per position")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--html", arguments->html, "Write the walk-through as a web page to FILE instead");
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+  command->callback([command, arguments] { run_explain(*command, *arguments); });
+}
+
+}  // namespace tg::cli

@@ -1,0 +1,53 @@
+// tinygpt export: writes a model in the Hugging Face GPT-2 layout
+// (models/hf_gpt2.h), which PyTorch / transformers read with from_pretrained.
+//
+//   tinygpt export --ckpt runs/shakespeare-char --out exported/
+//   tinygpt export --weights gpt2/ --out copy/      (a round trip)
+//
+// What was loaded and what was written go to stderr; stdout stays empty.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "models/hf_gpt2.h"
+#include "tensor/error.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct ExportArguments {
+  ModelSourceArguments source;
+  std::string out;
+};
+
+void run_export(const ExportArguments& arguments) {
+  namespace fs = std::filesystem;
+  const fs::path weights = fs::path(arguments.out) / "model.safetensors";
+  // A training directory also has a model.safetensors (the checkpoint): never write over one.
+  check(!fs::exists(weights) || is_hf_gpt2_directory(arguments.out), "export: --out ", arguments.out,
+        " holds a model.safetensors without config.json (a training run's checkpoint?); choose another directory");
+  const LoadedModel loaded = load_model(arguments.source, "export");
+  std::cerr << "export: " << loaded.description << "\n";
+  export_hf_gpt2(*loaded.model, arguments.out);
+  std::cerr << "export: wrote " << (fs::path(arguments.out) / "config.json").string() << " and " << weights.string()
+            << " (" << loaded.model->parameter_count() << " parameters, " << fs::file_size(weights) << " bytes)\n";
+  if (std::string(loaded.tokenizer->kind()) == "char")
+    std::cerr << "export: the model's character-level vocabulary (" << loaded.tokenizer->vocab_size()
+              << " tokens) is not part of GPT-2's layout and was not written\n";
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto arguments = std::make_shared<ExportArguments>();
+  CLI::App* command = app.add_subcommand("export", "Write a model in the Hugging Face GPT-2 layout");
+  add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
+  command->add_option("--out", arguments->out, "Directory to write config.json and model.safetensors to")->required();
+  command->callback([arguments] { run_export(*arguments); });
+}
+
+}  // namespace tg::cli

@@ -1,0 +1,115 @@
+#include "cli/model_source.h"
+
+#include <filesystem>
+
+#include "cli/data_paths.h"
+#include "models/checkpoint.h"
+#include "models/data.h"
+#include "models/hf_gpt2.h"
+#include "tensor/error.h"
+
+namespace tg::cli {
+
+namespace {
+
+std::string vocab_dir_or_default(const ModelSourceArguments& arguments, const char* command) {
+  return arguments.vocab.empty() ? default_gpt2_vocab_dir(command) : arguments.vocab;
+}
+
+tokenizer::TextTokenizer load_gpt2_tokenizer(const std::string& directory, const char* command) {
+  try {
+    return tokenizer::TextTokenizer(tokenizer::Gpt2Tokenizer::load(directory));
+  } catch (const tokenizer::TokenizerError& error) {
+    fail(command, ": --vocab ", directory, ": ", error.what());
+  }
+}
+
+LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* command) {
+  check(arguments.vocab.empty(), command, ": --vocab is for --weights; a --ckpt carries its own vocabulary");
+  const std::string path = find_checkpoint_for_sampling(arguments.checkpoint);
+  const Checkpoint checkpoint = load_checkpoint(path);
+  LoadedModel loaded;
+  loaded.model = std::make_unique<GPT>(checkpoint.header.config, 0, DType::Float32, /*initialize=*/false);
+  restore_parameters(checkpoint, *loaded.model);
+  try {
+    loaded.tokenizer.emplace(tokenizer::CharTokenizer::deserialize(checkpoint.header.vocabulary));
+  } catch (const tokenizer::TokenizerError& error) {
+    fail(command, ": ", path, ": its vocabulary is unreadable: ", error.what());
+  }
+  loaded.description = path + " (step " + std::to_string(checkpoint.header.step) + ", " +
+                       checkpoint.header.config.preset + ", char-level)";
+  return loaded;
+}
+
+LoadedModel from_weights(const ModelSourceArguments& arguments, const char* command) {
+  LoadedModel loaded;
+  loaded.model = load_hf_gpt2(arguments.weights);
+  const std::string vocab = vocab_dir_or_default(arguments, command);
+  loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
+  loaded.description = arguments.weights + " (Hugging Face GPT-2 layout; BPE from " + vocab + ")";
+  return loaded;
+}
+
+LoadedModel from_preset(const ModelSourceArguments& arguments, const char* command) {
+  LoadedModel loaded;
+  if (GPTConfig::preset_uses_gpt2_vocabulary(arguments.config)) {
+    check(arguments.data.empty(), command, ": --data is for character-level presets; ", arguments.config,
+          " uses the GPT-2 BPE");
+    const std::string vocab = vocab_dir_or_default(arguments, command);
+    loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
+    loaded.description = "a fresh " + arguments.config + " (seed " + std::to_string(arguments.seed) + "; BPE from " +
+                         vocab + ")";
+  } else {
+    check(arguments.vocab.empty(), command, ": --vocab is for GPT-2 presets; ", arguments.config,
+          " is character-level (its characters come from --data)");
+    const std::string corpus_path = arguments.data.empty() ? default_corpus_path(command) : arguments.data;
+    try {
+      loaded.tokenizer.emplace(tokenizer::CharTokenizer::from_corpus(read_text_file(corpus_path)));
+    } catch (const tokenizer::TokenizerError& error) {
+      fail(command, ": --data ", corpus_path, ": ", error.what());
+    }
+    loaded.description = "a fresh " + arguments.config + " (seed " + std::to_string(arguments.seed) +
+                         "; characters of " + corpus_path + ")";
+  }
+  const GPTConfig config = GPTConfig::preset_named(arguments.config, loaded.tokenizer->vocab_size());
+  loaded.model = std::make_unique<GPT>(config, arguments.seed);
+  return loaded;
+}
+
+}  // namespace
+
+void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments, bool fresh_models) {
+  auto* checkpoint = command.add_option("--ckpt", arguments.checkpoint,
+                                        "tinygpt checkpoint file, or a training directory (its best.safetensors, "
+                                        "else model.safetensors)");
+  auto* weights = command.add_option("--weights", arguments.weights,
+                                     "GPT-2 in the Hugging Face layout: DIR with config.json and model.safetensors");
+  checkpoint->excludes(weights);
+  command.add_option("--vocab", arguments.vocab,
+                     "GPT-2 BPE files (encoder.json, vocab.bpe) for --weights or a GPT-2 --config "
+                     "(default: ../shared/data/gpt2)");
+  arguments.fresh_models = fresh_models;
+  if (!fresh_models) return;
+  auto* config = command.add_option("--config", arguments.config,
+                                    "A freshly initialised preset instead: cpu-small, baby, gpt2, ...");
+  config->excludes(checkpoint)->excludes(weights);
+  command.add_option("--seed", arguments.seed, "Seed of the fresh model's weights")->capture_default_str();
+  command.add_option("--data", arguments.data,
+                     "Corpus whose characters make a fresh char-level model's vocabulary (default: tiny Shakespeare)");
+}
+
+LoadedModel load_model(const ModelSourceArguments& arguments, const char* command) {
+  const int sources = !arguments.checkpoint.empty() + !arguments.weights.empty() + !arguments.config.empty();
+  check(sources == 1, command, ": give one of --ckpt DIR", arguments.fresh_models ? ", --weights DIR or --config NAME" : " or --weights DIR");
+  LoadedModel loaded = !arguments.checkpoint.empty() ? from_checkpoint(arguments, command)
+                       : !arguments.weights.empty()  ? from_weights(arguments, command)
+                                                     : from_preset(arguments, command);
+  const int64_t model_vocab = loaded.model->config().vocab_size;
+  check(loaded.tokenizer->vocab_size() <= model_vocab, command, ": the tokenizer has ",
+        loaded.tokenizer->vocab_size(), " tokens but the model only ", model_vocab,
+        " (the --vocab files do not belong to this model)");
+  loaded.model->eval();
+  return loaded;
+}
+
+}  // namespace tg::cli

@@ -1,0 +1,50 @@
+// Where a command gets its model and tokenizer from, the same flags everywhere:
+//
+//   --ckpt PATH       a tinygpt checkpoint file or training directory (char-level
+//                     models carry their vocabulary)
+//   --weights DIR     a GPT-2 in the Hugging Face layout (models/hf_gpt2.h), with
+//                     the GPT-2 BPE from --vocab DIR (default: ../shared/data/gpt2)
+//   --config NAME     a freshly initialised preset (--seed S): char-level presets
+//                     take their vocabulary from --data FILE (default: tiny
+//                     Shakespeare), GPT-2 presets the GPT-2 BPE
+// Exactly one of them; commands that cannot use a fresh model do not offer --config.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "models/gpt.h"
+#include "tokenizer/text_tokenizer.h"
+
+namespace tg::cli {
+
+struct ModelSourceArguments {
+  std::string checkpoint;
+  std::string weights;
+  std::string vocab;
+  std::string config;
+  std::string data;
+  uint64_t seed = 1337;
+  bool fresh_models = false;  // --config is offered (set by add_model_source_options)
+};
+
+// Registers --ckpt, --weights, --vocab and, when `fresh_models`, --config,
+// --seed and --data on `command`.
+void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments, bool fresh_models);
+
+struct LoadedModel {
+  std::unique_ptr<GPT> model;
+  std::optional<tokenizer::TextTokenizer> tokenizer;  // always set by load_model
+  std::string description;  // one line for stderr: what was loaded, from where
+};
+
+// Loads what the arguments name (in eval mode). Throws tg::Error naming
+// `command` when none or more than one source is given, or when the files are
+// bad; tokenizer files that do not fit the model (vocabulary sizes differ) are
+// an error too.
+LoadedModel load_model(const ModelSourceArguments& arguments, const char* command);
+
+}  // namespace tg::cli

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# GPT-2 weights in the Hugging Face layout, end to end through the CLI: the
+# small GPT-2-architecture fixture of tests/reference/make_hf_gpt2_fixture.py
+# (random weights, the real GPT-2 BPE), evaluated and sampled, against the
+# numbers PyTorch recorded for it; then exported from a tinygpt checkpoint.
+#
+# usage: test_cli_gpt2_weights.sh path/to/tinygpt   (CTest passes the built binary)
+set -uo pipefail
+
+tinygpt=${1:?usage: $0 path/to/tinygpt}
+source "$(dirname "$0")/cli_test_helpers.sh"
+
+weights=tests/fixtures/hf_gpt2
+vocab=../shared/data/gpt2
+if [[ ! -f $vocab/encoder.json ]]; then
+  echo "skipped: GPT-2 BPE files not found in $vocab"
+  exit 0
+fi
+# expected FIELD: a value from the fixture's expected.json (ids space-separated).
+expected() {
+  python3 -c 'import json, sys
+value = json.load(open(sys.argv[1]))[sys.argv[2]]
+print(" ".join(map(str, value)) if isinstance(value, list) else value)' "$weights/expected.json" "$1"
+}
+prompt=$(expected prompt)
+prompt_ids=$(expected prompt_ids)
+reference_loss=$(expected loss)
+
+# eval --ids and eval --data on the prompt's text: the loss PyTorch computed, to 1e-5.
+"$tinygpt" eval --weights "$weights" --vocab "$vocab" --ids "$prompt_ids" >"$work/ids.txt" 2>"$work/eval.log" \
+  || fail "eval --ids: non-zero exit: $(cat "$work/eval.log")"
+printf '%s' "$prompt" >"$work/prompt.txt"
+"$tinygpt" eval --weights "$weights" --vocab "$vocab" --data "$work/prompt.txt" >"$work/text.txt" 2>/dev/null \
+  || fail "eval --data: non-zero exit"
+cmp -s "$work/ids.txt" "$work/text.txt" || fail "eval: --ids and --data of the same text differ"
+read -r _ loss _ perplexity <"$work/ids.txt"
+awk -v l="$loss" -v r="$reference_loss" 'BEGIN { d = (l - r) / r; exit !(d < 1e-5 && d > -1e-5) }' \
+  || fail "eval: loss $loss, PyTorch says $reference_loss"
+# Windows of 8: a different number (less context), still a finite loss.
+"$tinygpt" eval --weights "$weights" --vocab "$vocab" --ids "$prompt_ids" --block-size 8 >"$work/short.txt" 2>/dev/null \
+  || fail "eval --block-size 8: non-zero exit"
+cmp -s "$work/ids.txt" "$work/short.txt" && fail "eval --block-size 8: same loss as with the whole context"
+
+# sample --greedy: the prompt, then the text of PyTorch's greedy ids, with and without the KV cache.
+expected greedy_ids | "$tinygpt" tokenize --gpt2 "$vocab" --decode >"$work/greedy_text.txt" 2>/dev/null
+printf '%s' "$prompt" | cat - "$work/greedy_text.txt" >"$work/expected_sample.txt"
+for cache in "" --no-cache; do
+  "$tinygpt" sample --weights "$weights" --vocab "$vocab" --prompt "$prompt" --tokens 20 --greedy $cache \
+    >"$work/sample.txt" 2>"$work/sample.log" || fail "sample $cache: non-zero exit: $(cat "$work/sample.log")"
+  cmp -s "$work/sample.txt" "$work/expected_sample.txt" \
+    || fail "sample $cache: greedy text differs from PyTorch's: $(cat "$work/sample.txt")"
+done
+
+# export a tinygpt checkpoint to the Hugging Face layout and read it back: the same loss both ways.
+for _ in $(seq 40); do echo "the cat sat on the mat"; done >"$work/corpus.txt"
+"$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 8 --batch-size 2 \
+  --iters 3 --eval-interval 3 --eval-iters 1 --out "$work/run" 2>/dev/null || fail "train: non-zero exit"
+"$tinygpt" export --ckpt "$work/run" --out "$work/exported" 2>"$work/export.log" \
+  || fail "export: non-zero exit: $(cat "$work/export.log")"
+for file in config.json model.safetensors; do
+  [[ -f $work/exported/$file ]] || fail "export: $file was not written"
+done
+
+# Misuse: one line, non-zero exit.
+expect_error "weights directory missing" "$work/none" "$tinygpt" eval --weights "$work/none" --ids "1 2"
+expect_error "both --ckpt and --weights" "--weights" "$tinygpt" eval --ckpt "$work/run" --weights "$weights" --ids "1 2"
+mkdir -p "$work/broken" && cp "$weights/config.json" "$work/broken/"
+head -c 5000 "$weights/model.safetensors" >"$work/broken/model.safetensors"
+expect_error "truncated weights" "model.safetensors" "$tinygpt" eval --weights "$work/broken" --ids "1 2"
+expect_error "vocab files missing" "$work/novocab" \
+  "$tinygpt" sample --weights "$weights" --vocab "$work/novocab" --prompt "x"
+expect_error "id outside GPT-2's vocabulary" "outside the vocabulary" \
+  "$tinygpt" eval --weights "$weights" --vocab "$vocab" --ids "1 50257"
+
+finish "GPT-2 weights CLI"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The pictures: `tinygpt explain --html` writes a self-contained page that
+# headless Chromium loads without script errors and that shows every stage (its
+# inline script reports both into <body data-rendered data-errors>); `tinygpt
+# plot` draws a training run's metrics file as an SVG; misuse of plot ends with
+# one readable error line.
+#
+# usage: test_html_report.sh path/to/tinygpt   (CTest passes the built binary)
+# Needs Debian's chromium (bash scripts/setup.sh installs it).
+set -uo pipefail
+
+tinygpt=${1:?usage: $0 path/to/tinygpt}
+source "$(dirname "$0")/cli_test_helpers.sh"
+
+for _ in $(seq 40); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
+echo "<b> & \"i\" 'u'" >>"$work/corpus.txt"  # characters that HTML must escape, for the prompt
+
+# --- explain --html, opened in a browser ------------------------------------
+"$tinygpt" explain --config cpu-small --data "$work/corpus.txt" --seed 3 --prompt "we are <poor> & \"good\"" \
+  --target " 'citizens'" --html "$work/page.html" >"$work/explain.out" 2>"$work/explain.log" \
+  || fail "explain --html: non-zero exit: $(cat "$work/explain.log")"
+# cpu-small: tokens, 3 embedding stages (learned positions), 4 blocks of 16 stages, ln_f, logits, probabilities.
+expected_stages=$((1 + 3 + 4 * 16 + 3))
+sections=$(grep -o '<section class="stage"' "$work/page.html" | wc -l)
+[[ $sections -eq $expected_stages ]] || fail "explain --html: $sections stage sections, expected $expected_stages"
+grep -qE 'https?://' "$work/page.html" && fail "explain --html: the page refers to the network: $(grep -oE 'https?://[^"]*' "$work/page.html" | head -3)"
+grep -qF '<poor>' "$work/page.html" && fail "explain --html: the prompt's '<poor>' is not escaped"
+
+if ! command -v chromium >/dev/null; then
+  fail "chromium is not installed (bash scripts/setup.sh installs it)"
+elif [[ -s $work/page.html ]]; then
+  # As root in a container Chromium needs --no-sandbox; its own profile keeps it off $HOME.
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --user-data-dir="$work/chromium-profile" --dump-dom "file://$work/page.html" >"$work/dom.html" 2>"$work/chromium.log" \
+    || fail "chromium --dump-dom: non-zero exit: $(tail -5 "$work/chromium.log")"
+  body=$(grep -o '<body[^>]*>' "$work/dom.html" | head -1)
+  if [[ -z $body ]]; then
+    fail "chromium: no <body> in the dumped DOM: $(tail -5 "$work/chromium.log")"
+  else
+    [[ $body == *"data-rendered=\"$expected_stages\""* ]] || fail "chromium: the page did not show every stage: $body"
+    [[ $body == *'data-errors=""'* ]] || fail "chromium: script errors: $body"
+  fi
+fi
+
+# --- plot ---------------------------------------------------------------------
+if ! "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 16 --batch-size 2 \
+  --iters 4 --eval-interval 2 --eval-iters 1 --seed 5 --out "$work/run" 2>"$work/train.log"; then
+  fail "train: non-zero exit: $(cat "$work/train.log")"
+fi
+"$tinygpt" plot --metrics "$work/run/metrics.jsonl" --out "$work/loss.svg" >"$work/plot.out" 2>"$work/plot.log" \
+  || fail "plot: non-zero exit: $(cat "$work/plot.log")"
+grep -qF '<svg xmlns="http://www.w3.org/2000/svg"' "$work/loss.svg" || fail "plot: not an SVG file"
+for part in "run: val loss" "train loss (every step)" "val loss (evaluation)" "learning rate"; do
+  grep -qF -- "$part" "$work/loss.svg" || fail "plot: '$part' is missing"
+done
+grep -qF "4 steps and 3 evaluations" "$work/plot.log" || fail "plot: unexpected summary: $(cat "$work/plot.log")"
+"$tinygpt" plot --metrics "$work/run" --out "$work/folder.svg" 2>/dev/null || fail "plot --metrics FOLDER: non-zero exit"
+cmp -s "$work/loss.svg" "$work/folder.svg" || fail "plot --metrics FOLDER: not the same picture as its metrics.jsonl"
+
+printf '{"iter": 1, "train_loss": 2.5, "lr": 0.001}\n{"iter": 2, "train_lo\n' >"$work/broken.jsonl"
+: >"$work/empty.jsonl"
+expect_error "plot: no file" "plot: metrics '$work/none.jsonl': cannot open the file" \
+  "$tinygpt" plot --metrics "$work/none.jsonl" --out "$work/x.svg"
+expect_error "plot: bad line" "broken.jsonl' line 2: not a JSON object" \
+  "$tinygpt" plot --metrics "$work/broken.jsonl" --out "$work/x.svg"
+expect_error "plot: no data" "empty.jsonl': no step or evaluation lines" \
+  "$tinygpt" plot --metrics "$work/empty.jsonl" --out "$work/x.svg"
+expect_error "plot: no --out" "--out" "$tinygpt" plot --metrics "$work/run/metrics.jsonl"
+
+finish "explain --html and plot"
