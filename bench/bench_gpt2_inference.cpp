@@ -1,0 +1,160 @@
+// Inference speed of a randomly initialised GPT (the gpt2 124M shape by default),
+// as bench/torch_gpt2_inference.py measures the same in PyTorch:
+//
+//   forward   ms for one forward of batch 1 x prompt tokens (logits of every position)
+//   cached    new tokens/s of greedy generation after the prompt, with the KV cache
+//   uncached  the same, re-running the whole window for every token
+//
+//   bench_gpt2_inference --config gpt2 --prompt 64 --tokens 32 [--threads 2]
+//   bench_gpt2_inference --config gpt2 --save-weights FILE   (writes the weights, then exits)
+//
+// Generation runs tg::generate, timed through its token callback: the first token
+// arrives after the prompt's forward (prefill), so the decode rate is the tokens
+// after the first over the time from the first to the last. The rate including
+// the prefill is printed too. The prompt is Generator(0)'s randint, stored in the
+// weights file's metadata so the PyTorch side reads the same one.
+// Prints one JSON line (bench/run_gpt2_inference.sh collects them), with the
+// greedy tokens of both generation modes for the cross-check.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "autograd/grad_mode.h"
+#include "models/generate.h"
+#include "models/gpt.h"
+#include "tensor/factory.h"
+#include "tensor/random.h"
+#include "tensor/safetensors.h"
+#include "tensor/threads.h"
+#include "tensor/view.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds_between(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+struct GenerationTiming {
+  double decode_tokens_per_s, total_tokens_per_s, prefill_ms;
+  std::vector<int64_t> tokens;
+};
+
+// One greedy generation of `tokens` new tokens after `prompt`.
+GenerationTiming time_generation(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t tokens, bool use_cache) {
+  tg::GenerationOptions options;
+  options.max_new_tokens = tokens;
+  options.sampling.greedy = true;
+  options.use_cache = use_cache;
+  std::vector<Clock::time_point> arrivals;
+  const auto start = Clock::now();
+  std::vector<int64_t> generated = tg::generate(model, prompt, options, [&](int64_t) { arrivals.push_back(Clock::now()); });
+  const double total_ms = milliseconds_between(start, arrivals.back());
+  const double decode_ms = milliseconds_between(arrivals.front(), arrivals.back());
+  return {static_cast<double>(tokens - 1) / (decode_ms / 1e3), static_cast<double>(tokens) / (total_ms / 1e3),
+          milliseconds_between(start, arrivals.front()), std::move(generated)};
+}
+
+// The median of `runs` generations (after one untimed warm-up) by decode rate.
+nlohmann::json generation_figures(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t tokens, bool use_cache,
+                                  int64_t runs) {
+  time_generation(model, prompt, std::min<int64_t>(tokens, 4), use_cache);
+  std::vector<double> decode, total, prefill;
+  std::vector<int64_t> generated;
+  for (int64_t run = 0; run < runs; ++run) {
+    GenerationTiming timing = time_generation(model, prompt, tokens, use_cache);
+    decode.push_back(timing.decode_tokens_per_s);
+    total.push_back(timing.total_tokens_per_s);
+    prefill.push_back(timing.prefill_ms);
+    generated = std::move(timing.tokens);
+  }
+  return {{"decode_tokens_per_s", median(decode)},
+          {"tokens_per_s_with_prefill", median(total)},
+          {"prefill_ms", median(prefill)},
+          {"tokens", generated}};
+}
+
+// Median ms of one forward over the prompt, and the last position's first logits.
+nlohmann::json forward_figures(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t iters) {
+  tg::NoGradGuard no_grad;
+  model.eval();
+  const tg::Tensor ids = tg::from_vector(prompt, {1, static_cast<int64_t>(prompt.size())});  // (1, T)
+  tg::Tensor logits = model.forward(ids);                                                   // warm-up
+  std::vector<double> milliseconds;
+  for (int64_t iter = 0; iter < iters; ++iter) {
+    const auto start = Clock::now();
+    logits = model.forward(ids);
+    milliseconds.push_back(milliseconds_between(start, Clock::now()));
+  }
+  const tg::Tensor last = tg::raw::select(tg::raw::select(logits, 0, 0), 0, ids.size(1) - 1);  // (V)
+  const std::vector<float> head = tg::raw::narrow(last, 0, 0, 4).to_vector<float>();
+  const double ms = median(milliseconds);
+  return {{"ms", ms}, {"tokens_per_s", static_cast<double>(prompt.size()) / (ms / 1e3)}, {"last_logits_head", head}};
+}
+
+std::string joined(const std::vector<int64_t>& ids) {
+  std::string text;
+  for (int64_t id : ids) text += (text.empty() ? "" : ",") + std::to_string(id);
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Forward and generation speed of a GPT at batch 1"};
+  std::string preset = "gpt2", save_weights;
+  std::vector<std::string> modes = {"forward", "cached", "uncached"};
+  int64_t prompt_length = 64, tokens = 32, forward_iters = 10, cached_runs = 3, uncached_runs = 1;
+  int threads = 0;
+  app.add_option("--config", preset, "Preset")->capture_default_str();
+  app.add_option("--prompt", prompt_length, "Prompt tokens (and the forward's length)")->capture_default_str();
+  app.add_option("--tokens", tokens, "New tokens per generation (>= 2)")->capture_default_str();
+  app.add_option("--forward-iters", forward_iters, "Timed forwards")->capture_default_str();
+  app.add_option("--cached-runs", cached_runs, "Timed generations with the cache")->capture_default_str();
+  app.add_option("--uncached-runs", uncached_runs, "Timed generations without it")->capture_default_str();
+  app.add_option("--modes", modes, "Which of forward,cached,uncached to run")->delimiter(',')->capture_default_str();
+  app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
+  app.add_option("--save-weights", save_weights, "Write the weights and the prompt (safetensors), then exit");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    tg::check(tokens >= 2 && prompt_length >= 1, "bench_gpt2_inference: needs --tokens >= 2 and --prompt >= 1");
+    if (threads > 0) tg::set_num_threads(threads);
+    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+    config.block_size = std::max(config.block_size, prompt_length + tokens);
+    config.dropout = 0;
+    tg::GPT model(config, 1);
+    tg::Generator generator(0);
+    const std::vector<int64_t> prompt =
+        tg::randint({prompt_length}, 0, config.vocab_size, generator).to_vector<int64_t>();
+
+    if (!save_weights.empty()) {
+      std::vector<tg::NamedTensor> tensors;
+      for (const auto& [name, parameter] : model.named_parameters()) tensors.push_back({name, parameter});
+      tg::save_safetensors(save_weights, tensors, {{"config", config.to_json().dump()}, {"prompt", joined(prompt)}});
+      return 0;
+    }
+
+    nlohmann::json result = {{"side", "tinygpt"},  {"config", preset},         {"parameters", model.parameter_count()},
+                             {"prompt", prompt_length}, {"new_tokens", tokens}, {"threads", tg::num_threads()}};
+    const auto wanted = [&](const char* mode) { return std::ranges::find(modes, mode) != modes.end(); };
+    if (wanted("forward")) result["forward"] = forward_figures(model, prompt, forward_iters);
+    if (wanted("uncached")) result["uncached"] = generation_figures(model, prompt, tokens, false, uncached_runs);
+    if (wanted("cached")) result["cached"] = generation_figures(model, prompt, tokens, true, cached_runs);
+    std::cout << result.dump() << std::endl;
+  } catch (const std::exception& error) {
+    std::cerr << "bench_gpt2_inference: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Batch-1 inference of the gpt2 (124M) shape, tinygpt against PyTorch on the same
+# randomly initialised weights: the forward of a 64-token prompt, and greedy
+# generation of 32 new tokens after it with and without a KV cache. Runs are
+# interleaved (ours, torch, ours, ...), each its own process, so that a busy
+# machine slows both sides alike. Prints each run's JSON line, then the medians
+# over rounds and the torch/ours ratios (> 1: we are faster), and checks that
+# both sides generated the same greedy tokens.
+#
+# usage: bench/run_gpt2_inference.sh [BUILD_DIR] [ROUNDS]
+#   BUILD_DIR defaults to build (it must hold bench/bench_gpt2_inference), ROUNDS to 5.
+#   PYTHON (default /usr/bin/python3, Debian's, which has torch 1.13), THREADS (2),
+#   CONFIG (gpt2), PROMPT (64), TOKENS (32).
+set -euo pipefail
+
+project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${1:-$project_root/build}
+rounds=${2:-5}
+python=${PYTHON:-/usr/bin/python3}
+# Idle OpenMP threads sleep instead of spinning (both sides use libgomp), so a
+# shared machine's other work does not fight spinning threads for the cores.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+threads=${THREADS:-2}
+config=${CONFIG:-gpt2}
+prompt=${PROMPT:-64}
+tokens=${TOKENS:-32}
+ours=$build_dir/bench/bench_gpt2_inference
+[[ -x $ours ]] || { echo "run_gpt2_inference.sh: $ours not found (build the bench_gpt2_inference target)" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+weights=$work/weights.safetensors
+results=$work/results.jsonl
+common=(--tokens "$tokens" --threads "$threads")
+"$ours" --config "$config" --prompt "$prompt" --tokens "$tokens" --save-weights "$weights"
+
+for round in $(seq "$rounds"); do
+  OMP_NUM_THREADS=$threads "$ours" --config "$config" --prompt "$prompt" "${common[@]}" | tee -a "$results"
+  OMP_NUM_THREADS=$threads "$python" "$project_root/bench/torch_gpt2_inference.py" --weights "$weights" "${common[@]}" \
+    | tee -a "$results"
+done
+
+"$python" - "$results" <<'PY'
+import collections, json, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    runs[json.loads(line)["side"]].append(json.loads(line))
+ours, torch = runs["tinygpt"], runs["torch"]
+
+def med(records, mode, field):
+    return statistics.median(record[mode][field] for record in records)
+
+first = ours[0]
+print(f"\n{first['config']} ({first['parameters'] / 1e6:.0f}M), batch 1, prompt {first['prompt']}, "
+      f"{first['new_tokens']} new tokens (greedy), {first['threads']} threads; medians of {len(ours)} rounds")
+print(f"{'':34} {'tinygpt':>10} {'torch':>10} {'torch/ours':>11}")
+rows = [("forward 1x%d ms" % first["prompt"], "forward", "ms", False),
+        ("forward tokens/s", "forward", "tokens_per_s", True),
+        ("cached decode tokens/s", "cached", "decode_tokens_per_s", True),
+        ("cached tokens/s incl. prefill", "cached", "tokens_per_s_with_prefill", True),
+        ("cached prefill ms", "cached", "prefill_ms", False),
+        ("uncached decode tokens/s", "uncached", "decode_tokens_per_s", True),
+        ("uncached tokens/s incl. prefill", "uncached", "tokens_per_s_with_prefill", True)]
+for label, mode, field, rate in rows:
+    a, b = med(ours, mode, field), med(torch, mode, field)
+    # The ratio reads as our speed-up either way: a rate over torch's, or torch's time over ours.
+    print(f"{label:34} {a:10.1f} {b:10.1f} {(a / b if rate else b / a):10.2f}x")
+print("(torch/ours > 1: tinygpt is faster)")
+
+print(f"forward last logits, tinygpt {ours[0]['forward']['last_logits_head']}")
+print(f"                     torch   {torch[0]['forward']['last_logits_head']}")
+failed = False
+for mode in ("cached", "uncached"):
+    tokens = {tuple(record[mode]["tokens"]) for record in ours + torch}
+    print(f"greedy tokens {mode}: {'same on both sides' if len(tokens) == 1 else 'DIFFER'} {list(next(iter(tokens)))[:8]}...")
+    failed |= len(tokens) != 1
+sys.exit(1 if failed else 0)
+PY
