@@ -4,6 +4,8 @@
 //   tinygpt export --ckpt runs/shakespeare-char --out exported/
 //   tinygpt export --weights gpt2/ --out copy/      (a round trip)
 //
+// A char-level model's characters go beside the weights in char_vocabulary.txt,
+// so `--weights exported/` samples, evaluates and explains it as `--ckpt` did.
 // What was loaded and what was written go to stderr; stdout stays empty.
 #include <filesystem>
 #include <iostream>
@@ -35,9 +37,11 @@ void run_export(const ExportArguments& arguments) {
   export_hf_gpt2(*loaded.model, arguments.out);
   std::cerr << "export: wrote " << (fs::path(arguments.out) / "config.json").string() << " and " << weights.string()
             << " (" << loaded.model->parameter_count() << " parameters, " << fs::file_size(weights) << " bytes)\n";
-  if (std::string(loaded.tokenizer->kind()) == "char")
-    std::cerr << "export: the model's character-level vocabulary (" << loaded.tokenizer->vocab_size()
-              << " tokens) is not part of GPT-2's layout and was not written\n";
+  if (const auto* characters = loaded.tokenizer->as_char()) {
+    write_char_vocabulary(arguments.out, characters->serialize());
+    std::cerr << "export: the character-level vocabulary (" << loaded.tokenizer->vocab_size()
+              << " tokens) went to char_vocabulary.txt beside them (not part of GPT-2's layout; tinygpt reads it)\n";
+  }
 }
 
 }  // namespace

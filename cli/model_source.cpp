@@ -44,6 +44,18 @@ LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* c
 LoadedModel from_weights(const ModelSourceArguments& arguments, const char* command) {
   LoadedModel loaded;
   loaded.model = load_hf_gpt2(arguments.weights);
+  // A char-level model that tinygpt exported carries its characters beside the weights.
+  if (const auto characters = read_char_vocabulary(arguments.weights)) {
+    check(arguments.vocab.empty(), command, ": --vocab is for GPT-2 BPE models; ", arguments.weights,
+          " is a char-level model with its own char_vocabulary.txt");
+    try {
+      loaded.tokenizer.emplace(tokenizer::CharTokenizer::deserialize(*characters));
+    } catch (const tokenizer::TokenizerError& error) {
+      fail(command, ": ", arguments.weights, "/char_vocabulary.txt: ", error.what());
+    }
+    loaded.description = arguments.weights + " (Hugging Face GPT-2 layout, char-level vocabulary)";
+    return loaded;
+  }
   const std::string vocab = vocab_dir_or_default(arguments, command);
   loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
   loaded.description = arguments.weights + " (Hugging Face GPT-2 layout; BPE from " + vocab + ")";

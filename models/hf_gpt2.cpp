@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "models/hf_gpt2.h"
@@ -35,6 +36,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kWeightsFile = "model.safetensors";
+constexpr const char* kCharVocabularyFile = "char_vocabulary.txt";
 constexpr const char* kModelPrefix = "transformer.";  // GPT2LMHeadModel's name for the GPT2Model inside it
 
 // The Hugging Face name of a tinygpt parameter (table above).
@@ -225,6 +227,19 @@ void export_hf_gpt2(const GPT& model, const std::string& directory) {
   }
   save_safetensors((fs::path(directory) / kWeightsFile).string(), tensors, {{"format", "pt"}});
   write_atomically(fs::path(directory) / kConfigFile, hf_gpt2_config_json(config).dump(2) + "\n", where);
+  fs::remove(fs::path(directory) / kCharVocabularyFile, error);  // an earlier export's, not this model's
+}
+
+void write_char_vocabulary(const std::string& directory, const std::string& characters) {
+  write_atomically(fs::path(directory) / kCharVocabularyFile, characters, "export: " + directory);
+}
+
+std::optional<std::string> read_char_vocabulary(const std::string& directory) {
+  const fs::path path = fs::path(directory) / kCharVocabularyFile;
+  if (!fs::exists(path)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  check(in.good(), path.string(), ": cannot open the file");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace tg

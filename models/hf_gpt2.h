@@ -19,6 +19,7 @@
 // GELU "gelu_new" (tanh; "gelu" is the erf form), biases, tied embeddings.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -57,9 +58,18 @@ bool is_hf_gpt2_directory(const std::string& directory);
 // Writes `model` to DIR (created if needed) in the layout above: config.json and
 // model.safetensors (each atomically; metadata {"format": "pt"}; no
 // "transformer." prefix, as in the published GPT-2 files; no lm_head.weight when
-// tied, as save_pretrained does). Throws when the model is something GPT-2's
+// tied, as save_pretrained does), and removes a char_vocabulary.txt an earlier
+// export left there (see below). Throws when the model is something GPT-2's
 // layout cannot hold: no biases, RoPE or sinusoidal positions, scaled
 // embeddings, float64.
 void export_hf_gpt2(const GPT& model, const std::string& directory);
+
+// A char-level model's vocabulary has no place in GPT-2's layout, so export
+// writes it beside the weights as DIR/char_vocabulary.txt (the characters in id
+// order, UTF-8, as CharTokenizer::serialize gives them; atomically), and
+// --weights reads it back instead of the GPT-2 BPE. Hugging Face tools ignore it.
+void write_char_vocabulary(const std::string& directory, const std::string& characters);
+// The characters of DIR/char_vocabulary.txt, or nothing when there is no such file.
+std::optional<std::string> read_char_vocabulary(const std::string& directory);
 
 }  // namespace tg

@@ -26,6 +26,8 @@ class TextTokenizer {
   // "char" or "gpt2".
   const char* kind() const;
   int64_t vocab_size() const;
+  // The char-level tokenizer inside, or nullptr for GPT-2's BPE.
+  const CharTokenizer* as_char() const { return std::get_if<CharTokenizer>(&tokenizer_); }
 
   // Throws EncodeError (char-level: a character outside the vocabulary, named
   // with its position). GPT-2's "<|endoftext|>" is recognised as its token.
