@@ -7,23 +7,7 @@
 set -uo pipefail
 
 tinygpt=${1:?usage: $0 path/to/tinygpt}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-# expect_error NAME EXPECTED_TEXT COMMAND...: non-zero exit, one stderr line containing the text, no stdout.
-expect_error() {
-  local name=$1 expected=$2
-  shift 2
-  "$@" >"$work/out" 2>"$work/err"
-  local status=$?
-  [[ $status -ne 0 ]] || fail "$name: exit code 0, expected non-zero"
-  [[ $(wc -l <"$work/err") -eq 1 ]] || fail "$name: expected one line on stderr, got: $(cat "$work/err")"
-  grep -qF -- "$expected" "$work/err" || fail "$name: stderr lacks '$expected': $(cat "$work/err")"
-  [[ ! -s $work/out ]] || fail "$name: unexpected stdout: $(cat "$work/out")"
-}
+source "$(dirname "$0")/cli_test_helpers.sh"
 
 for _ in $(seq 60); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
 model_flags=(--layers 1 --heads 2 --dims 16 --block-size 8 --batch-size 2)
@@ -91,8 +75,4 @@ expect_error "bad temperature" "temperature -1" "$tinygpt" sample --ckpt "$work/
 if "$tinygpt" train --no-such-flag >/dev/null 2>"$work/err"; then fail "bad flag: exit code 0"; fi
 grep -qF -- "--no-such-flag" "$work/err" || fail "bad flag: not named on stderr: $(cat "$work/err")"
 
-if [[ $failures -gt 0 ]]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all tinygpt train/sample CLI checks passed"
+finish "tinygpt train/sample CLI"
