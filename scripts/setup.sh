@@ -3,9 +3,10 @@
 # Safe to run twice: packages already present are not touched, and apt is not
 # called at all when nothing is missing.
 #
-#   bash scripts/setup.sh              # build, test and benchmark dependencies
-#   bash scripts/setup.sh --reference  # also PyTorch + numpy (fixture scripts, benchmarks against
-#                                      # PyTorch) and Node.js/npm (tiktoken reference ids)
+#   bash scripts/setup.sh              # build and benchmark dependencies (what scripts/run.sh needs)
+#   bash scripts/setup.sh --test       # also headless Chromium, for the test of explain's web page
+#   bash scripts/setup.sh --reference  # also Chromium, PyTorch + numpy (fixture scripts, benchmarks
+#                                      # against PyTorch) and Node.js/npm (tiktoken reference ids)
 set -euo pipefail
 
 packages=(
@@ -16,9 +17,15 @@ packages=(
   nlohmann-json3-dev       # JSON (checkpoint headers, encoder.json, metrics)
   libcli11-dev             # the command line
   libutf8proc-dev          # Unicode categories for GPT-2's pre-tokenisation
-  chromium                 # headless browser: the test that explain's web page loads and shows every stage
   python3 curl ca-certificates
 )
+case "${1:-}" in
+  "" | --test | --reference) ;;
+  *) echo "setup: unknown option '$1' (--test or --reference)" >&2; exit 2 ;;
+esac
+if [[ "${1:-}" == "--test" || "${1:-}" == "--reference" ]]; then
+  packages+=(chromium)  # headless browser: the test that explain's web page loads and shows every stage
+fi
 if [[ "${1:-}" == "--reference" ]]; then
   packages+=(python3-torch python3-numpy)
   # A Node.js that already brings its own npm (e.g. a vendor build) conflicts with Debian's npm package.

@@ -3,7 +3,7 @@
 # Release and the sanitizer (ASan + UBSan) flavours, and runs every suite in both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 for flavour in release sanitize; do
   echo "== $flavour: build"
   bash scripts/build.sh "$flavour"
