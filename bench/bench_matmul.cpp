@@ -10,12 +10,20 @@
 // Shapes (M, K, N) are those of a small GPT's training step with B*T = 768 rows:
 // the qkv, MLP and projection layers (C = 128), the LM head (V = 65), and square
 // products for scale.
+//
+// One-row products (M = 1, batch-1 generation of the gpt2 shape) are bound by
+// reading the weight, so they report GB/s of weight read: `tensor` is raw::matmul
+// (which sends them to raw::gemv_rows), `gemv` the kernel alone, `reference` its
+// plain loop, `blas` cblas_sgemv on the same (N, K) weight.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "tensor/gemv.h"
 #include "tensor/matmul.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
@@ -85,6 +93,52 @@ void blas_sgemm(benchmark::State& state, const Case& c) {
   report(state, c);
 }
 
+// One row x (1, K) times a weight stored (N, K): y = W x. Weights of 50 to 150 MB
+// each, cycled through so that every iteration reads them from memory, not cache.
+struct GemvCase {
+  std::string name;
+  int64_t k, n;
+};
+
+struct GemvOperands {
+  std::vector<Tensor> weights;  // each (N, K)
+  Tensor x;                     // (1, K)
+  explicit GemvOperands(const GemvCase& c) {
+    const int64_t copies = std::max<int64_t>(1, 50'000'000 / (c.n * c.k));
+    for (int64_t copy = 0; copy < copies; ++copy) weights.push_back(random_tensor({c.n, c.k}, 3 + copy));
+    x = random_tensor({1, c.k}, 1);
+  }
+};
+
+void report_gemv(benchmark::State& state, const GemvCase& c) {
+  const double bytes = 4.0 * static_cast<double>(c.n * c.k);
+  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+enum class GemvSide { tensor, gemv, reference, blas };
+
+void gemv_side(benchmark::State& state, const GemvCase& c, GemvSide side) {
+  const GemvOperands operands(c);
+  std::vector<float> out(static_cast<size_t>(c.n));
+  const float* x = operands.x.data<float>();
+  size_t next = 0;
+  for (auto _ : state) {
+    const Tensor& w = operands.weights[next];
+    next = (next + 1) % operands.weights.size();
+    switch (side) {
+      case GemvSide::tensor: benchmark::DoNotOptimize(raw::matmul(operands.x, raw::transpose(w, 0, 1))); break;
+      case GemvSide::gemv: raw::gemv_rows(c.n, c.k, 1, w.data<float>(), c.k, x, 0, out.data()); break;
+      case GemvSide::reference: raw::gemv_rows_reference(c.n, c.k, 1, w.data<float>(), c.k, x, 0, out.data()); break;
+      case GemvSide::blas:
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(c.n), static_cast<int>(c.k), 1.0f, w.data<float>(),
+                    static_cast<int>(c.k), x, 1, 0.0f, out.data(), 1);
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  report_gemv(state, c);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +156,21 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     benchmark::RegisterBenchmark((c.name + "/tensor").c_str(), tensor_matmul, c)->UseRealTime();
     benchmark::RegisterBenchmark((c.name + "/blas").c_str(), blas_sgemm, c)->UseRealTime();
+  }
+  const std::vector<GemvCase> gemv_cases = {
+      {"gemv_1x768@(2304x768)T", 768, 2304},    // gpt2 qkv
+      {"gemv_1x768@(768x768)T", 768, 768},      // attention projection
+      {"gemv_1x768@(3072x768)T", 768, 3072},    // MLP up
+      {"gemv_1x3072@(768x3072)T", 3072, 768},   // MLP down
+      {"gemv_1x768@(50257x768)T", 768, 50257},  // tied LM head
+  };
+  for (const GemvCase& c : gemv_cases) {
+    const std::pair<const char*, GemvSide> sides[] = {{"/tensor", GemvSide::tensor},
+                                                      {"/gemv", GemvSide::gemv},
+                                                      {"/reference", GemvSide::reference},
+                                                      {"/blas", GemvSide::blas}};
+    for (const auto& [suffix, side] : sides)
+      benchmark::RegisterBenchmark((c.name + suffix).c_str(), gemv_side, c, side)->UseRealTime();
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -9,6 +9,7 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/gemv.h"
 #include "tensor/view.h"
 
 namespace tg::raw {
@@ -46,10 +47,57 @@ MatrixLayout layout_of(const Tensor& x) {
 // x itself when BLAS can read its last two dims, else a contiguous copy.
 Tensor blas_readable(const Tensor& x) { return layout_of(x).fits ? x : contiguous(x); }
 
+// out (n) = alpha * x (k) @ b (k, n) + beta * out: one row times a matrix, as a
+// matrix-vector product. x's elements are x_step apart, out's contiguous. b is
+// either row-major (k, n), read as y = b^T x, or the transpose of a row-major
+// (n, k) matrix W (a Linear's weight, the tied embeddings), read as y = W x.
+// A float W, every weight of a decode step, goes to our gemv_rows (tensor/gemv.h),
+// which streams it faster than OpenBLAS's sgemv (bench/run_matmul.sh); the rest to BLAS.
+template <class T>
+void gemv(const MatrixLayout& b, int64_t n, int64_t k, T alpha, const T* x, int64_t x_step, const T* b_data, T beta,
+          T* out) {
+  const auto i = [](int64_t value) { return static_cast<int>(value); };
+  // In row-major terms gemv reads a (rows, cols) matrix; a transposed b is W (n, k) as stored.
+  const bool stored_as_w = b.transpose == CblasTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    if (stored_as_w) {
+      std::vector<float> x_contiguous;  // gemv_rows reads x contiguous; k floats are cheap to gather
+      if (x_step != 1) {
+        x_contiguous.resize(static_cast<size_t>(k));
+        for (int64_t p = 0; p < k; ++p) x_contiguous[p] = x[p * x_step];
+        x = x_contiguous.data();
+      }
+      gemv_rows(n, k, alpha, b_data, b.leading_dim, x, beta, out);
+      return;
+    }
+  }
+  const CBLAS_TRANSPOSE transpose = stored_as_w ? CblasNoTrans : CblasTrans;
+  const int64_t rows = stored_as_w ? n : k, cols = stored_as_w ? k : n;
+  // beta = 0 must overwrite even NaN garbage in a fresh buffer; scaling by 0 need not.
+  if (beta == T(0)) {
+    std::fill_n(out, n, T(0));
+    beta = T(1);
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemv(CblasRowMajor, transpose, i(rows), i(cols), alpha, b_data, i(b.leading_dim), x, i(x_step), beta, out, 1);
+  } else {
+    cblas_dgemv(CblasRowMajor, transpose, i(rows), i(cols), alpha, b_data, i(b.leading_dim), x, i(x_step), beta, out, 1);
+  }
+}
+
+// out (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * out.
+// A single row (m == 1, each step of generation) goes to gemv: OpenBLAS's sgemm
+// packs (copies) all of b before multiplying even for one row, which for the
+// weights of a decode step more than doubles the memory traffic.
 template <class T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, T alpha, const T* a_data,
           const T* b_data, T beta, T* out, int64_t out_ld) {
   const auto i = [](int64_t value) { return static_cast<int>(value); };
+  if (m == 1) {
+    // The row's elements are 1 apart as stored (NoTrans), or leading_dim apart (a column read as a row).
+    gemv<T>(b, n, k, alpha, a_data, a.transpose == CblasNoTrans ? 1 : a.leading_dim, b_data, beta, out);
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, a.transpose, b.transpose, i(m), i(n), i(k), alpha, a_data, i(a.leading_dim), b_data,
                 i(b.leading_dim), beta, out, i(out_ld));

@@ -8,6 +8,8 @@
 // A transposed view (e.g. transpose(w, 0, 1)) is handed to BLAS as a transpose
 // flag with the original leading dimension: never copied. Only operands whose
 // last two dims are neither row- nor column-major are made contiguous first.
+// One float row times a transposed weight (batch-1 generation: x (1, C) @ W^T)
+// runs our own bandwidth-bound kernel, raw::gemv_rows (tensor/gemv.h).
 #pragma once
 #include "tensor/tensor.h"
 

@@ -1,0 +1,85 @@
+#include "tensor/gemv.h"
+
+#include <algorithm>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace tg::raw {
+
+namespace {
+
+// Below this many weights (64 KB of floats) waking the other threads costs more
+// than it saves: the attention's per-head products over the cache stay serial.
+constexpr int64_t kParallelThreshold = 16 * 1024;
+// Weights per chunk of rows a thread takes at a time (192 KB).
+constexpr int64_t kChunkFloats = 48 * 1024;
+
+// out_row = alpha * dot + beta * out_row, with beta == 0 ignoring out_row.
+inline void store(float dot, float alpha, float beta, float* out_row) {
+  *out_row = beta == 0.0f ? alpha * dot : alpha * dot + beta * *out_row;
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+
+float horizontal_sum(__m256 v) {
+  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));  // 4 lanes
+  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));                                   // 2 lanes
+  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));                                      // 1 lane
+  return _mm_cvtss_f32(sum);
+}
+
+// w_row (K) . x (K). One row at a time keeps each thread's reads of w one
+// sequential stream, which the hardware prefetcher follows at full bandwidth
+// (reading 4 rows side by side measured 20-30% slower for K = 768). Four
+// independent sums of 8 lanes each hide the latency of the multiply-adds; the
+// K % 32 columns left go 8 at a time, then one by one.
+float dot_row(int64_t k, const float* w_row, const float* x) {
+  __m256 sums[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int64_t col = 0;
+  for (; col + 32 <= k; col += 32)
+    for (int part = 0; part < 4; ++part)
+      sums[part] = _mm256_fmadd_ps(_mm256_loadu_ps(w_row + col + 8 * part), _mm256_loadu_ps(x + col + 8 * part),
+                                   sums[part]);
+  for (; col + 8 <= k; col += 8)
+    sums[0] = _mm256_fmadd_ps(_mm256_loadu_ps(w_row + col), _mm256_loadu_ps(x + col), sums[0]);
+  float dot = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sums[0], sums[1]), _mm256_add_ps(sums[2], sums[3])));
+  for (; col < k; ++col) dot += w_row[col] * x[col];
+  return dot;
+}
+
+#else
+
+// Without AVX2 + FMA: the plain loop, left to the compiler.
+float dot_row(int64_t k, const float* w_row, const float* x) {
+  float dot = 0.0f;
+  for (int64_t col = 0; col < k; ++col) dot += w_row[col] * x[col];
+  return dot;
+}
+
+#endif
+
+}  // namespace
+
+void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x, float beta,
+               float* out) {
+  // Rows are handed out in chunks of about 192 KB of w, each one sequential
+  // stream. Dynamic rather than static shares: with idle threads asleep
+  // (OMP_WAIT_POLICY=PASSIVE) the others wake tens of microseconds after the
+  // calling thread starts, and a fixed half each would leave it waiting for them.
+  const int64_t rows_per_chunk = std::max<int64_t>(8, kChunkFloats / std::max<int64_t>(1, k));
+#pragma omp parallel for schedule(dynamic, rows_per_chunk) if (n * k >= kParallelThreshold)
+  for (int64_t row = 0; row < n; ++row) store(dot_row(k, w + row * w_row_stride, x), alpha, beta, out + row);
+}
+
+void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
+                         float beta, float* out) {
+  for (int64_t row = 0; row < n; ++row) {
+    float dot = 0.0f;
+    for (int64_t col = 0; col < k; ++col) dot += w[row * w_row_stride + col] * x[col];
+    store(dot, alpha, beta, out + row);
+  }
+}
+
+}  // namespace tg::raw

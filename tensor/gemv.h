@@ -1,0 +1,25 @@
+// One row of activations times a weight matrix stored (out, in), as in a
+// Linear layer or the tied LM head: the whole of batch-1 generation's matmuls.
+//
+//   out (N) = alpha * w (N, K) @ x (K) + beta * out
+//
+// Each weight is read once per token and used for one multiply-add, so the
+// product is bound by memory bandwidth, not arithmetic: the kernel's job is to
+// stream w at the machine's read bandwidth. It hands the N output rows to
+// the OpenMP threads in chunks and reads each row as one sequential stream.
+#pragma once
+#include <cstdint>
+
+namespace tg::raw {
+
+// w is row-major with rows w_row_stride >= K floats apart; x and out are
+// contiguous. beta == 0 overwrites out, ignoring what it held (even NaN), as BLAS does.
+void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x, float beta,
+               float* out);
+
+// The same product as a plain loop, one row after another: the reference the
+// tests and bench/bench_matmul.cpp compare gemv_rows with.
+void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
+                         float beta, float* out);
+
+}  // namespace tg::raw
