@@ -11,7 +11,7 @@ namespace tg {
 
 namespace {
 
-// logits (1, Tnew, V) -> the V logits of the last position.
+// logits (1, T, V), or (1, 1, V) when only the last position was asked for -> its V logits.
 std::vector<float> last_position_logits(const Tensor& logits) {
   return raw::select(raw::select(logits, 0, 0), 0, logits.size(1) - 1).to_vector<float>();
 }
@@ -35,7 +35,9 @@ class NextTokenLogits {
   std::vector<float> operator()(const std::vector<int64_t>& context) {
     const size_t window = std::min(context.size(), static_cast<size_t>(block_size_));
     if (context.size() > window) note_window_full(context.size());
-    if (!use_cache_) return last_position_logits(model_.forward(id_row(context, context.size() - window, context.size())));
+    if (!use_cache_)
+      return last_position_logits(
+          model_.forward(id_row(context, context.size() - window, context.size()), GPT::LogitPositions::Last));
 
     const size_t unseen = context.size() - fed_;
     if (caches_[0].length + static_cast<int64_t>(unseen) > block_size_) {
@@ -43,7 +45,7 @@ class NextTokenLogits {
       for (nn::KVCache& cache : caches_) cache.length = 0;
       fed_ = context.size() - window;
     }
-    Tensor logits = model_.forward_cached(id_row(context, fed_, context.size()), caches_);
+    Tensor logits = model_.forward_cached(id_row(context, fed_, context.size()), caches_, GPT::LogitPositions::Last);
     fed_ = context.size();
     return last_position_logits(logits);
   }

@@ -81,14 +81,19 @@ Tensor GPT::logits_rows(const Tensor& x) const {
   return matmul(rows, transpose(wte_->weight(), 0, 1));              // (B*T, C) @ (C, V): BLAS transpose flag
 }
 
-Tensor GPT::forward(const Tensor& ids) {
+Tensor GPT::logits(const Tensor& x, LogitPositions positions) const {
+  const Tensor rows = positions == LogitPositions::Last ? narrow(x, 1, x.size(1) - 1, 1) : x;  // (B, T or 1, C)
+  return view(logits_rows(rows), {rows.size(0), rows.size(1), config_.vocab_size});           // (B, T or 1, V)
+}
+
+Tensor GPT::forward(const Tensor& ids, LogitPositions positions) {
   check_ids(ids, "GPT::forward");
-  const int64_t batch = ids.size(0), time = ids.size(1);
+  const int64_t time = ids.size(1);
   check(time <= config_.block_size, "GPT::forward: sequence of ", time, " tokens is longer than block_size ",
         config_.block_size);
   Tensor x = embed(ids, 0);  // (B, T, C)
   for (const auto& block : blocks_) x = block->forward(x);
-  return view(logits_rows(x), {batch, time, config_.vocab_size});  // (B, T, V)
+  return logits(x, positions);
 }
 
 Tensor GPT::loss(const Tensor& ids, const Tensor& targets) {

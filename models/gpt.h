@@ -44,16 +44,23 @@ class GPT : public nn::Module {
   const GPTConfig& config() const { return config_; }
   DType dtype() const { return dtype_; }
 
-  // ids (B, T) int64, T <= block_size -> logits (B, T, V). Training forward: no cache.
-  Tensor forward(const Tensor& ids);
+  // Which positions get logits. Generation needs only the last one, and the LM
+  // head (a V x C matmul per row) is a third of a 64-token gpt2 forward.
+  enum class LogitPositions { All, Last };
+
+  // ids (B, T) int64, T <= block_size -> logits (B, T, V), or (B, 1, V) for the
+  // last position only. Training forward: no cache.
+  Tensor forward(const Tensor& ids, LogitPositions positions = LogitPositions::All);
   // Mean cross-entropy of forward(ids) against targets (B, T) int64 (nn::cross_entropy
   // on the (B*T, V) rows; targets equal to -100 are ignored, as in torch).
   Tensor loss(const Tensor& ids, const Tensor& targets);
 
   // Generation (models/gpt_cached.cpp): runs only the new positions ids (B, Tnew),
   // given the caches of the earlier ones (one per layer, all of the same length),
-  // appending their keys and values; returns logits (B, Tnew, V). Records no graph.
-  Tensor forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches);
+  // appending their keys and values; returns logits (B, Tnew, V), or (B, 1, V) for
+  // the last new position only. Records no graph.
+  Tensor forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches,
+                        LogitPositions positions = LogitPositions::All);
   // One empty cache per layer, room for `capacity` <= block_size positions.
   std::vector<nn::KVCache> make_caches(int64_t batch, int64_t capacity) const;
 
@@ -70,6 +77,8 @@ class GPT : public nn::Module {
   Tensor embed(const Tensor& ids, int64_t offset) const;
   // x (B, T, C) after the blocks -> logits (B*T, V).
   Tensor logits_rows(const Tensor& x) const;
+  // x (B, T, C) after the blocks -> logits (B, T, V) or (B, 1, V) of the last position.
+  Tensor logits(const Tensor& x, LogitPositions positions) const;
   void check_ids(const Tensor& ids, const char* op) const;
   void initialize_parameters(uint64_t seed);
 

@@ -16,11 +16,11 @@ std::vector<nn::KVCache> GPT::make_caches(int64_t batch, int64_t capacity) const
   return caches;
 }
 
-Tensor GPT::forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches) {
+Tensor GPT::forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches, LogitPositions positions) {
   check_ids(ids, "GPT::forward_cached");
   check(static_cast<int64_t>(caches.size()) == config_.n_layer, "GPT::forward_cached: ", caches.size(),
         " caches for ", config_.n_layer, " layers; make them with make_caches");
-  const int64_t batch = ids.size(0), new_positions = ids.size(1), offset = caches.front().length;
+  const int64_t new_positions = ids.size(1), offset = caches.front().length;
   for (const nn::KVCache& cache : caches)
     check(cache.length == offset, "GPT::forward_cached: the layers' caches hold different lengths (", offset, " and ",
           cache.length, ")");
@@ -29,7 +29,7 @@ Tensor GPT::forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches) 
   NoGradGuard no_grad;
   Tensor x = embed(ids, offset);  // (B, Tnew, C)
   for (size_t layer = 0; layer < blocks_.size(); ++layer) x = blocks_[layer]->forward_cached(x, caches[layer]);
-  return view(logits_rows(x), {batch, new_positions, config_.vocab_size});  // (B, Tnew, V)
+  return logits(x, positions);  // (B, Tnew or 1, V)
 }
 
 }  // namespace tg

@@ -251,6 +251,22 @@ TEST_CASE("forward_cached: a prompt then one token at a time gives the full forw
   }
 }
 
+TEST_CASE("forward and forward_cached: LogitPositions::Last gives the last position's logits alone") {
+  GPT model(tiny(), 4);
+  scale_weights(model, 10);
+  model.eval();
+  const Tensor ids = random_ids({2, 7}, 11, 3);
+  const Tensor full = model.forward(ids);  // (2, 7, 11)
+  const Tensor last = model.forward(ids, GPT::LogitPositions::Last);
+  CHECK(last.shape() == Shape{2, 1, 11});
+  check_close(last, raw::narrow(full, 1, 6, 1), 1e-6);
+  std::vector<nn::KVCache> caches = model.make_caches(2, 8);
+  check_close(model.forward_cached(raw::narrow(ids, 1, 0, 5), caches, GPT::LogitPositions::Last),
+              raw::narrow(full, 1, 4, 1), 1e-5);
+  check_close(model.forward_cached(raw::narrow(ids, 1, 5, 2), caches, GPT::LogitPositions::Last),
+              raw::narrow(full, 1, 6, 1), 1e-5);
+}
+
 TEST_CASE("forward_cached: caches must match the model") {
   GPT model(tiny(), 1);
   CHECK_THROWS_WITH_AS(model.make_caches(1, 9), doctest::Contains("capacity 9 must be in [1, block_size = 8]"), Error);
