@@ -7,7 +7,7 @@
 //
 // stdout gets the report (plain text, or nothing with --html FILE, which writes
 // a self-contained web page instead); what was loaded goes to stderr.
-#include <fstream>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -17,6 +17,7 @@
 #include "inspect/html_report.h"
 #include "inspect/text_report.h"
 #include "inspect/walkthrough.h"
+#include "tensor/atomic_file.h"
 #include "tensor/error.h"
 #include "tensor/threads.h"
 #include "tokenizer/errors.h"
@@ -35,14 +36,6 @@ struct ExplainArguments {
   std::string html;
   int threads = 0;
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary);
-  check(file.good(), "explain: --html: cannot write '", path, "'");
-  file << text;
-  file.close();
-  check(!file.fail(), "explain: --html: writing '", path, "' failed");
-}
 
 void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
@@ -68,7 +61,7 @@ void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
     return;
   }
   const std::string page = inspect::render_html(walkthrough);
-  write_file(arguments.html, page);
+  write_file_atomically(arguments.html, page, "explain: --html");
   std::cerr << "explain: wrote " << arguments.html << " (" << page.size() / 1024 << " KiB): open it in a browser\n";
 }
 

@@ -6,13 +6,13 @@
 // The SVG shows the train loss of every step, the evaluations' train and val
 // loss and the learning rate against the iteration (inspect/loss_plot.h).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "inspect/loss_plot.h"
+#include "tensor/atomic_file.h"
 #include "tensor/error.h"
 
 namespace tg::cli {
@@ -38,11 +38,7 @@ void run_plot(const PlotArguments& arguments) {
     fail("plot: ", error.what());
   }
   const std::string picture = inspect::render_loss_plot(metrics, run_name);
-  std::ofstream file(arguments.out, std::ios::binary);
-  check(file.good(), "plot: --out: cannot write '", arguments.out, "'");
-  file << picture;
-  file.close();
-  check(!file.fail(), "plot: --out: writing '", arguments.out, "' failed");
+  write_file_atomically(arguments.out, picture, "plot: --out");
   std::cerr << "plot: " << metrics.steps.size() << " steps and " << metrics.evals.size() << " evaluations from "
             << metrics_path.string() << " -> " << arguments.out << "\n";
 }

@@ -7,7 +7,6 @@
 //   tinygpt tokenize --decode < ids          the text of whitespace-separated ids
 //
 // Without --gpt2, ../shared/data/gpt2 is used if it exists.
-#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -16,6 +15,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/data_paths.h"
 #include "tokenizer/gpt2_tokenizer.h"
 
 namespace tg::cli {
@@ -29,8 +29,6 @@ struct TokenizeOptions {
   bool show = false;
   bool special = false;
 };
-
-const char* default_gpt2_directory = "../shared/data/gpt2";
 
 std::string read_stdin() {
   std::ios::sync_with_stdio(false);
@@ -65,14 +63,8 @@ std::vector<tokenizer::TokenId> parse_ids(const std::string& text) {
 }
 
 void run_tokenize(const TokenizeOptions& options) {
-  std::string directory = options.gpt2_directory;
-  if (directory.empty()) {
-    if (!std::filesystem::is_directory(default_gpt2_directory)) {
-      throw std::runtime_error(std::string("tokenize: give --gpt2 DIR, the folder with encoder.json and vocab.bpe (") +
-                               default_gpt2_directory + " does not exist here)");
-    }
-    directory = default_gpt2_directory;
-  }
+  const std::string directory =
+      options.gpt2_directory.empty() ? default_gpt2_vocab_dir("tokenize") : options.gpt2_directory;
   const auto tokenizer = tokenizer::Gpt2Tokenizer::load(directory);
   const std::string input = read_stdin();
 
@@ -104,7 +96,8 @@ void add_tokenize_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("tokenize", "GPT-2 byte-level BPE: encode stdin to token ids, or decode ids to text");
   command->add_option("--gpt2", options->gpt2_directory,
-                      "Folder with GPT-2's encoder.json and vocab.bpe (default: ../shared/data/gpt2 if present)")
+                      "Folder with GPT-2's encoder.json and vocab.bpe "
+                      "(default: $TINYGPT_DATA_DIR/gpt2, else ../shared/data/gpt2 beside the checkout)")
       ->type_name("DIR");
   CLI::Option* count = command->add_flag("--count", options->count, "Print only the number of tokens");
   CLI::Option* show = command->add_flag("--show", options->show, "Print each token beside its id, one per line");

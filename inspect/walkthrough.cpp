@@ -11,6 +11,7 @@
 #include "autograd/ops.h"
 #include "inspect/walkthrough_forward.h"
 #include "nn/functional/cross_entropy.h"
+#include "nn/optim/clip.h"
 #include "tensor/view.h"
 
 namespace tg::inspect {
@@ -31,17 +32,7 @@ class GradModeScope {
   bool previous_;
 };
 
-double sum_of_squares(const Tensor& x) {
-  const Tensor values = raw::contiguous(x);
-  return visit_floating(values.dtype(), "sum_of_squares", [&]<class T>() {
-    const T* data = values.data<T>();
-    double total = 0;
-    for (int64_t i = 0; i < values.numel(); ++i) total += static_cast<double>(data[i]) * static_cast<double>(data[i]);
-    return total;
-  });
-}
-
-double gradient_norm(const Tensor& leaf) { return leaf.grad().defined() ? std::sqrt(sum_of_squares(leaf.grad())) : 0.0; }
+double gradient_norm(const Tensor& leaf) { return nn::grad_norm({leaf}); }  // 0 without a gradient
 
 void check_options(const GPTConfig& config, const std::string& prompt, const WalkthroughOptions& options) {
   check(!prompt.empty(), "walk_through: the prompt is empty; give at least one token of text");
@@ -114,10 +105,10 @@ LossReport loss_report(const Walkthrough& walkthrough, const std::vector<int64_t
   backward(traced.token_rows.computed, traced.token_rows.leaf.grad());
 
   auto parameter_norm = [&](auto belongs) {
-    double total = 0;
+    std::vector<Tensor> chosen;
     for (const auto& [name, leaf] : parameters)
-      if (belongs(name) && leaf.grad().defined()) total += sum_of_squares(leaf.grad());
-    return std::sqrt(total);
+      if (belongs(name)) chosen.push_back(leaf);
+    return nn::grad_norm(chosen);
   };
   const int64_t layers = walkthrough.config.n_layer;
   report.gradients.push_back({walkthrough.config.tie_embeddings ? "ln_f" : "ln_f + lm_head",

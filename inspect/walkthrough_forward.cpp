@@ -362,8 +362,7 @@ TracedForward traced_forward(const GPTConfig& config, const ParameterLeaves& par
                                           bias == parameters.end() ? Tensor() : bias->second, config, log);
   const auto head = parameters.find("lm_head.weight");
   const Tensor& head_weight = head == parameters.end() ? parameters.at("wte.weight") : head->second;  // (V, C)
-  const Tensor rows = view(normed, {-1, config.n_embd});                                             // (T, C)
-  traced.logits = view(matmul(rows, transpose(head_weight, 0, 1)), {1, ids.size(1), config.vocab_size});
+  traced.logits = linear(normed, head_weight, Tensor());  // (1, T, C) -> (1, T, V)
   log.add_values("logits", {normed.shape(), head_weight.shape()}, traced.logits);
   traced.probabilities = raw::softmax(traced.logits.detach(), -1);  // (1, T, V)
   log.add_values("probabilities", {traced.logits.shape()}, traced.probabilities);

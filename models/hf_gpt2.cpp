@@ -15,16 +15,15 @@
 // The biases keep their names and shapes (blocks -> h, qkv -> c_attn). c_attn's
 // output columns are q, k, v in that order, as the rows of tinygpt's qkv, so
 // the transpose is all it takes.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 
 #include "models/hf_gpt2.h"
+#include "models/data.h"
+#include "tensor/atomic_file.h"
 #include "tensor/safetensors.h"
 #include "tensor/view.h"
 
@@ -102,35 +101,11 @@ const Tensor& take(std::map<std::string, const NamedTensor*>& index, const std::
 }
 
 nlohmann::json read_json(const fs::path& path, const std::string& where) {
-  std::ifstream in(path);
-  check(in.good(), where, ": cannot open ", path.string());
+  const std::string text = read_text_file(path.string());
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     fail(where, ": not valid JSON: ", error.what());
-  }
-}
-
-// Writes `text` to `path` through a temporary file renamed over it, so a
-// reader never sees half a file.
-void write_atomically(const fs::path& path, const std::string& text, const std::string& where) {
-  const fs::path temporary = path.string() + ".tmp." + std::to_string(::getpid());
-  bool written = false;
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    written = out.good();
-  }
-  std::error_code error;
-  if (written)
-    fs::rename(temporary, path, error);
-  else
-    error = std::make_error_code(std::errc::io_error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    fail(where, ": cannot write ", path.string(), ": ", error.message());
   }
 }
 
@@ -194,6 +169,7 @@ std::unique_ptr<GPT> load_hf_gpt2(const std::string& directory) {
     check(std::memcmp(head.data<float>(), wte->data<float>(), static_cast<size_t>(wte->numel()) * sizeof(float)) == 0,
           where, ": tensor 'lm_head.weight' differs from 'wte.weight' but config.json ties them",
           " (\"tie_word_embeddings\" is true or absent)");
+    file.evict(head);  // read only for the comparison; wte's pages go with its copy below
   }
   if (!index.empty()) {
     const NamedTensor* named = index.begin()->second;
@@ -226,20 +202,18 @@ void export_hf_gpt2(const GPT& model, const std::string& directory) {
     tensors.push_back({hf_name(name), stored_transposed(name, weights) ? raw::transpose(weights, 0, 1) : weights});
   }
   save_safetensors((fs::path(directory) / kWeightsFile).string(), tensors, {{"format", "pt"}});
-  write_atomically(fs::path(directory) / kConfigFile, hf_gpt2_config_json(config).dump(2) + "\n", where);
+  write_file_atomically((fs::path(directory) / kConfigFile).string(), hf_gpt2_config_json(config).dump(2) + "\n", where);
   fs::remove(fs::path(directory) / kCharVocabularyFile, error);  // an earlier export's, not this model's
 }
 
 void write_char_vocabulary(const std::string& directory, const std::string& characters) {
-  write_atomically(fs::path(directory) / kCharVocabularyFile, characters, "export: " + directory);
+  write_file_atomically((fs::path(directory) / kCharVocabularyFile).string(), characters, "export: " + directory);
 }
 
 std::optional<std::string> read_char_vocabulary(const std::string& directory) {
   const fs::path path = fs::path(directory) / kCharVocabularyFile;
   if (!fs::exists(path)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  check(in.good(), path.string(), ": cannot open the file");
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return read_text_file(path.string());
 }
 
 }  // namespace tg

@@ -10,10 +10,9 @@ namespace tg::raw {
 
 namespace {
 
-// Below this many weights (64 KB of floats) waking the other threads costs more
-// than it saves: the attention's per-head products over the cache stay serial.
-constexpr int64_t kParallelThreshold = 16 * 1024;
-// Weights per chunk of rows a thread takes at a time (192 KB).
+// Weights per chunk of rows a thread takes at a time (192 KB). A product of one
+// chunk or less runs on the calling thread: waking the others would cost more
+// than it saves (the attention's per-head products over the cache stay serial).
 constexpr int64_t kChunkFloats = 48 * 1024;
 
 // out_row = alpha * dot + beta * out_row, with beta == 0 ignoring out_row.
@@ -69,7 +68,7 @@ void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_
   // (OMP_WAIT_POLICY=PASSIVE) the others wake tens of microseconds after the
   // calling thread starts, and a fixed half each would leave it waiting for them.
   const int64_t rows_per_chunk = std::max<int64_t>(8, kChunkFloats / std::max<int64_t>(1, k));
-#pragma omp parallel for schedule(dynamic, rows_per_chunk) if (n * k >= kParallelThreshold)
+#pragma omp parallel for schedule(dynamic, rows_per_chunk) if (n > rows_per_chunk)
   for (int64_t row = 0; row < n; ++row) store(dot_row(k, w + row * w_row_stride, x), alpha, beta, out + row);
 }
 

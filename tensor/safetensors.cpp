@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -17,6 +16,7 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
+#include "tensor/atomic_file.h"
 #include "tensor/view.h"
 
 namespace tg {
@@ -73,64 +73,6 @@ std::string make_header(const std::string& path, const std::vector<NamedTensor>&
   text.append((8 - text.size() % 8) % 8, ' ');
   return text;
 }
-
-// Removes the temporary file unless the save got as far as renaming it.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(const std::string& target) {
-    // Same directory as the target, so the final rename cannot cross file systems.
-    static std::atomic<uint64_t> counter{0};
-    for (int attempt = 0; fd_ < 0; ++attempt) {
-      path_ = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // the umask applies
-      if (fd_ < 0 && (errno != EEXIST || attempt > 100)) fail_io("cannot create");
-    }
-  }
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-  void write(const void* bytes, size_t count) {
-    const char* next = static_cast<const char*>(bytes);
-    while (count > 0) {
-      const ssize_t written = ::write(fd_, next, count);
-      if (written < 0 && errno == EINTR) continue;
-      if (written < 0) fail_io("cannot write");
-      next += written;
-      count -= static_cast<size_t>(written);
-    }
-  }
-
-  // fsync, close, then rename over the target: readers see the old file or the
-  // new one, never a mix, and the data is on disk before the name points at it.
-  void commit(const std::string& target) {
-    if (::fsync(fd_) != 0) fail_io("cannot flush");
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail_io("cannot close");
-    if (::rename(path_.c_str(), target.c_str()) != 0) fail_io("cannot rename over the target");
-    committed_ = true;
-    // Make the rename itself durable (best effort: some file systems refuse to fsync a directory).
-    std::string directory = std::filesystem::path(target).parent_path().string();
-    const int directory_fd = ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (directory_fd >= 0) {
-      ::fsync(directory_fd);
-      ::close(directory_fd);
-    }
-  }
-
- private:
-  [[noreturn]] void fail_io(const char* what) const {
-    fail("save_safetensors: ", what, " '", path_, "': ", std::strerror(errno));
-  }
-
-  std::string path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // ---------------------------------------------------------------- reading
 
@@ -322,7 +264,7 @@ void save_safetensors(const std::string& path, const std::vector<NamedTensor>& t
   unsigned char length[kLengthFieldBytes];
   for (size_t i = 0; i < kLengthFieldBytes; ++i) length[i] = static_cast<unsigned char>(header.size() >> (8 * i));
 
-  TemporaryFile file(path);
+  AtomicFile file(path, "save_safetensors");
   file.write(length, sizeof(length));
   file.write(header.data(), header.size());
   for (const NamedTensor& named : tensors) {
@@ -330,7 +272,7 @@ void save_safetensors(const std::string& path, const std::vector<NamedTensor>& t
     const auto* first = static_cast<const char*>(data.storage()->data()) + data.offset() * dtype_size(data.dtype());
     file.write(first, static_cast<size_t>(data.numel()) * dtype_size(data.dtype()));
   }
-  file.commit(path);
+  file.commit();
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {

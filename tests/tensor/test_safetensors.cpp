@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/atomic_file.h"
 #include "tensor/factory.h"
 #include "tensor/view.h"
 
@@ -469,4 +470,21 @@ TEST_CASE("Storage::adopt: the release function runs once, with the last handle"
   CHECK(releases == 1);
   CHECK_THROWS_WITH_AS(tg::Storage::adopt(memory + 1, 4, [] {}), doctest::Contains("is not 64-byte aligned"),
                        tg::Error);
+}
+
+TEST_CASE("write_file_atomically: replaces the file whole, leaves no temporary file, names the failure") {
+  ScratchDirectory scratch;
+  const std::string path = scratch.file("config.json");
+  tg::write_file_atomically(path, "first", "test");
+  tg::write_file_atomically(path, "second, longer", "test");
+  CHECK(read_bytes(path) == "second, longer");
+  CHECK(std::distance(fs::directory_iterator(scratch.path), fs::directory_iterator()) == 1);
+  CHECK_THROWS_WITH_AS(tg::write_file_atomically(scratch.file("missing/config.json"), "x", "export: --out"),
+                       doctest::Contains("export: --out: cannot create"), tg::Error);
+  {
+    tg::AtomicFile uncommitted(path, "test");
+    uncommitted.write("half", 4);
+  }  // never committed: the old file stays, the temporary one is gone
+  CHECK(read_bytes(path) == "second, longer");
+  CHECK(std::distance(fs::directory_iterator(scratch.path), fs::directory_iterator()) == 1);
 }
