@@ -59,10 +59,11 @@ double norm_of(const std::vector<double>& values) {
 std::string row_moments(const Tensor& x) {
   double low_mean = INFINITY, high_mean = -INFINITY, low_var = INFINITY, high_var = -INFINITY;
   for (const std::vector<double>& row : rows_of(x)) {
-    low_mean = std::min(low_mean, mean_of(row));
-    high_mean = std::max(high_mean, mean_of(row));
-    low_var = std::min(low_var, variance_of(row));
-    high_var = std::max(high_var, variance_of(row));
+    const double mean = mean_of(row), variance = variance_of(row);
+    low_mean = std::min(low_mean, mean);
+    high_mean = std::max(high_mean, mean);
+    low_var = std::min(low_var, variance);
+    high_var = std::max(high_var, variance);
   }
   return "row means in [" + number(low_mean) + ", " + number(high_mean) + "], row variances in [" + number(low_var) +
          ", " + number(high_var) + "]";

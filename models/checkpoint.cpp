@@ -155,7 +155,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
 Checkpoint load_checkpoint(const std::string& path) {
   Checkpoint checkpoint;
   checkpoint.path = path;
-  checkpoint.file = load_safetensors(path);
+  checkpoint.file = map_safetensors(path);
   const Metadata& metadata = checkpoint.file.metadata;
   auto format = metadata.find("format");
   check(format != metadata.end(), "checkpoint '", path,

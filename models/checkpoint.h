@@ -67,7 +67,8 @@ struct Checkpoint {
   SafetensorsFile file;
 };
 
-// Reads `path` and validates its metadata (format, config, tokenizer, training
+// Memory-maps `path` (so what needs only the weights never reads the optimiser's
+// moments from disk) and validates its metadata (format, config, tokenizer, training
 // state). Throws tg::Error naming the path and the problem: not a tinygpt
 // checkpoint, a bad config, a missing key, ...
 Checkpoint load_checkpoint(const std::string& path);
