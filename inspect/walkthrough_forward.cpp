@@ -6,6 +6,7 @@
 
 #include "autograd/ops.h"
 #include "inspect/stage_descriptions.h"
+#include "nn/functional/attention.h"
 #include "nn/functional/gelu.h"
 #include "nn/functional/layer_norm.h"
 #include "nn/functional/rope.h"
@@ -184,13 +185,6 @@ Tensor traced_layer_norm(const std::string& kind, const Tensor& x, const Tensor&
 }
 
 // mask (T, T): true above the diagonal, where key j comes after query i.
-Tensor causal_mask(int64_t time) {
-  Tensor mask = Tensor::empty({time, time}, DType::Bool);
-  for (int64_t i = 0; i < time; ++i)
-    for (int64_t j = 0; j < time; ++j) mask.data<bool>()[i * time + j] = j > i;
-  return mask;
-}
-
 // x (1, T, C) -> the attention branch's output (1, T, C), as nn::CausalSelfAttention.
 Tensor traced_attention(const Tensor& normed, const BlockParameters& parameters, const GPTConfig& config,
                         StageLog& log) {
@@ -217,7 +211,7 @@ Tensor traced_attention(const Tensor& normed, const BlockParameters& parameters,
   const Tensor scores = matmul(q, transpose(k, -2, -1)) * scale;  // (1, NH, T, T)
   if (Stage* stage = log.add_per_head("scores", {q.shape(), k.shape()}, scores, StageView::Attention))
     stage->notes.push_back("scaled by 1/sqrt(HS) = 1/sqrt(" + std::to_string(head_size) + ") = " + number(scale));
-  const Tensor masked = masked_fill(scores, causal_mask(time), -INFINITY);  // (1, NH, T, T)
+  const Tensor masked = masked_fill(scores, nn::causal_mask(time, time), -INFINITY);  // (1, NH, T, T)
   if (Stage* stage = log.add_per_head("mask", {scores.shape(), {time, time}}, masked, StageView::Attention))
     stage->notes.push_back("-inf at the " + std::to_string(time * (time - 1) / 2) + " entries above the diagonal (of " +
                            std::to_string(time * time) + "), in every head");
@@ -273,14 +267,12 @@ Tensor traced_block(const Tensor& x, const BlockParameters& parameters, const GP
   return traced_residual("residual_2", attended, traced_mlp(normed_2, parameters, config, log), log);
 }
 
-// The rotation angles t * base^(-2i/HS), (T, HS/2), computed as nn::rope computes them.
+// The rotation angles t * base^(-2i/HS), (T, HS/2), nn::rope's own.
 Tensor rope_angles(int64_t time, int64_t head_size, double base) {
   const int64_t pairs = head_size / 2;
   std::vector<double> angles(time * pairs);
   for (int64_t t = 0; t < time; ++t)
-    for (int64_t i = 0; i < pairs; ++i)
-      angles[t * pairs + i] =
-          static_cast<double>(t) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(head_size));
+    for (int64_t i = 0; i < pairs; ++i) angles[t * pairs + i] = nn::rope_angle(t, i, head_size, base);
   return from_vector(angles, {time, pairs});
 }
 

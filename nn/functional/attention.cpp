@@ -276,12 +276,17 @@ Tensor causal_attention_weights(const Tensor& q, const Tensor& k) {
   return weights;
 }
 
+Tensor causal_mask(int64_t queries, int64_t keys) {
+  check(queries >= 1 && keys >= queries, "causal_mask: need 1 <= queries <= keys, got ", queries, " and ", keys);
+  Tensor mask = Tensor::empty({queries, keys}, DType::Bool);
+  for (int64_t i = 0; i < queries; ++i)
+    for (int64_t j = 0; j < keys; ++j) mask.data<bool>()[i * keys + j] = j > keys - queries + i;
+  return mask;
+}
+
 Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v) {
   const AttentionShape shape = check_arguments("causal_attention_reference", q, k, &v);
-  // mask (Tq, Tk): true where key j lies after query i's position (Tk - Tq + i).
-  Tensor mask = Tensor::empty({shape.queries, shape.keys}, DType::Bool);
-  for (int64_t i = 0; i < shape.queries; ++i)
-    for (int64_t j = 0; j < shape.keys; ++j) mask.data<bool>()[i * shape.keys + j] = j > shape.offset() + i;
+  const Tensor mask = causal_mask(shape.queries, shape.keys);  // (Tq, Tk)
   const double scale = 1.0 / std::sqrt(static_cast<double>(shape.head_size));
   const Tensor scores = tg::matmul(q, tg::transpose(k, -2, -1)) * scale;  // (B, NH, Tq, Tk)
   const Tensor masked_scores = tg::masked_fill(scores, mask, -INFINITY);

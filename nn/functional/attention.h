@@ -27,5 +27,8 @@ Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor
 // The attention weights of one call, (B, NH, Tq, Tk), zeros above the causal
 // diagonal (for inspection; not differentiable).
 Tensor causal_attention_weights(const Tensor& q, const Tensor& k);
+// The causal mask as a (Tq, Tk) bool tensor: true where key j lies after query
+// i's position Tk - Tq + i (what causal_attention skips without building it).
+Tensor causal_mask(int64_t queries, int64_t keys);
 
 }  // namespace tg::nn

@@ -17,6 +17,10 @@
 
 namespace tg::nn {
 
+double rope_angle(int64_t position, int64_t pair, int64_t head_size, double base) {
+  return static_cast<double>(position) * std::pow(base, -2.0 * static_cast<double>(pair) / static_cast<double>(head_size));
+}
+
 namespace {
 
 // cos and sin of pos * base^(-2i/HS) for t in [0, T), i in [0, HS/2): two (T, HS/2) tables.
@@ -29,8 +33,7 @@ void rotation_tables(int64_t positions, int64_t head_size, int64_t position_offs
   sines.resize(positions * pairs);
   for (int64_t t = 0; t < positions; ++t) {
     for (int64_t i = 0; i < pairs; ++i) {
-      const double frequency = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(head_size));
-      const double angle = static_cast<double>(position_offset + t) * frequency;
+      const double angle = rope_angle(position_offset + t, i, head_size, base);
       cosines[t * pairs + i] = static_cast<T>(std::cos(angle));
       sines[t * pairs + i] = static_cast<T>(std::sin(angle));
     }

@@ -24,5 +24,7 @@ namespace tg::nn {
 Tensor rope(const Tensor& x, int64_t position_offset = 0, double base = 10000.0);
 // The same composed of autograd ops (slices, mul, add, cat) with constant cos/sin tables.
 Tensor rope_reference(const Tensor& x, int64_t position_offset = 0, double base = 10000.0);
+// The angle pair i of a head of size HS turns by at position pos: pos * base^(-2i / HS).
+double rope_angle(int64_t position, int64_t pair, int64_t head_size, double base);
 
 }  // namespace tg::nn

@@ -110,3 +110,12 @@ TEST_CASE("causal_attention names the shapes it cannot use") {
   CHECK_THROWS_WITH_AS(nn::causal_attention(zeros({1, 1, 2, 2}), zeros({1, 1, 2, 2}), zeros({1, 1, 3, 2})),
                        doctest::Contains("k (1, 1, 2, 2) and v (1, 1, 3, 2) must have the same shape"), Error);
 }
+
+TEST_CASE("causal_mask: keys after each query's position are masked, with and without a cache") {
+  CHECK(tg::nn::causal_mask(3, 3).to_vector<bool>() ==
+        std::vector<bool>{false, true, true, false, false, true, false, false, false});
+  // Two new queries at positions 2 and 3 of 4 keys.
+  CHECK(tg::nn::causal_mask(2, 4).to_vector<bool>() ==
+        std::vector<bool>{false, false, false, true, false, false, false, false});
+  CHECK_THROWS_WITH_AS(tg::nn::causal_mask(3, 2), doctest::Contains("1 <= queries <= keys, got 3 and 2"), tg::Error);
+}
