@@ -3,6 +3,8 @@
 //
 //   forward   ms for one forward of batch 1 x prompt tokens (logits of every position)
 //   cached    new tokens/s of greedy generation after the prompt, with the KV cache
+//   cached_modules  the same with the fused decode step off (GPT::set_fused_decode):
+//             each step module by module, one parallel region per weight matrix
 //   uncached  the same, re-running the whole window for every token
 //
 //   bench_gpt2_inference --config gpt2 --prompt 64 --tokens 32 [--threads 2]
@@ -123,7 +125,7 @@ int main(int argc, char** argv) {
   app.add_option("--forward-iters", forward_iters, "Timed forwards")->capture_default_str();
   app.add_option("--cached-runs", cached_runs, "Timed generations with the cache")->capture_default_str();
   app.add_option("--uncached-runs", uncached_runs, "Timed generations without it")->capture_default_str();
-  app.add_option("--modes", modes, "Which of forward,cached,uncached to run")->delimiter(',')->capture_default_str();
+  app.add_option("--modes", modes, "Which of forward,cached,cached_modules,uncached to run")->delimiter(',')->capture_default_str();
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
   app.add_option("--save-weights", save_weights, "Write the weights and the prompt (safetensors), then exit");
   CLI11_PARSE(app, argc, argv);
@@ -151,6 +153,11 @@ int main(int argc, char** argv) {
     if (wanted("forward")) result["forward"] = forward_figures(model, prompt, forward_iters);
     if (wanted("uncached")) result["uncached"] = generation_figures(model, prompt, tokens, false, uncached_runs);
     if (wanted("cached")) result["cached"] = generation_figures(model, prompt, tokens, true, cached_runs);
+    if (wanted("cached_modules")) {
+      model.set_fused_decode(false);
+      result["cached_modules"] = generation_figures(model, prompt, tokens, true, cached_runs);
+      model.set_fused_decode(true);
+    }
     std::cout << result.dump() << std::endl;
   } catch (const std::exception& error) {
     std::cerr << "bench_gpt2_inference: " << error.what() << "\n";

@@ -59,8 +59,19 @@ class GPT : public nn::Module {
   // given the caches of the earlier ones (one per layer, all of the same length),
   // appending their keys and values; returns logits (B, Tnew, V), or (B, 1, V) for
   // the last new position only. Records no graph.
+  // One new token of one sequence (every step of batch-1 generation after the
+  // prompt) takes the fused decode step (models/gpt_decode.cpp) unless it is
+  // turned off: the same numbers, in one parallel region instead of ~50.
   Tensor forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches,
                         LogitPositions positions = LogitPositions::All);
+  // On by default. Off, every step runs module by module (to step through the
+  // layers in a debugger; the tests compare the two paths).
+  void set_fused_decode(bool enabled) { fused_decode_ = enabled; }
+  // The fused step itself: ids (1, 1) at position caches' length -> logits
+  // (1, 1, V), filling each cache's next slot. Throws, saying why, where it
+  // cannot run (a float64 model, dropout while training, a cache that is full
+  // or not from make_caches(1, ...)); forward_cached then takes the general path.
+  Tensor decode_step(const Tensor& ids, std::vector<nn::KVCache>& caches);
   // One empty cache per layer, room for `capacity` <= block_size positions.
   std::vector<nn::KVCache> make_caches(int64_t batch, int64_t capacity) const;
 
@@ -80,6 +91,10 @@ class GPT : public nn::Module {
   // x (B, T, C) after the blocks -> logits (B, T, V) or (B, 1, V) of the last position.
   Tensor logits(const Tensor& x, LogitPositions positions) const;
   void check_ids(const Tensor& ids, const char* op) const;
+  // The checks forward_cached and decode_step share.
+  void check_cached_step(const Tensor& ids, const std::vector<nn::KVCache>& caches, const char* op) const;
+  // Empty when decode_step can run on these (checked) ids and caches, else why not.
+  std::string why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>& caches) const;
   void initialize_parameters(uint64_t seed);
 
   GPTConfig config_;
@@ -91,6 +106,7 @@ class GPT : public nn::Module {
   std::vector<std::shared_ptr<nn::Block>> blocks_;
   std::shared_ptr<nn::LayerNorm> ln_f_;
   std::shared_ptr<nn::Linear> lm_head_;  // null when tied
+  bool fused_decode_ = true;
 };
 
 // The module tree with shapes, then the parameter count.

@@ -16,17 +16,23 @@ std::vector<nn::KVCache> GPT::make_caches(int64_t batch, int64_t capacity) const
   return caches;
 }
 
-Tensor GPT::forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches, LogitPositions positions) {
-  check_ids(ids, "GPT::forward_cached");
-  check(static_cast<int64_t>(caches.size()) == config_.n_layer, "GPT::forward_cached: ", caches.size(),
-        " caches for ", config_.n_layer, " layers; make them with make_caches");
+void GPT::check_cached_step(const Tensor& ids, const std::vector<nn::KVCache>& caches, const char* op) const {
+  check_ids(ids, op);
+  check(static_cast<int64_t>(caches.size()) == config_.n_layer, op, ": ", caches.size(), " caches for ",
+        config_.n_layer, " layers; make them with make_caches");
   const int64_t new_positions = ids.size(1), offset = caches.front().length;
   for (const nn::KVCache& cache : caches)
-    check(cache.length == offset, "GPT::forward_cached: the layers' caches hold different lengths (", offset, " and ",
-          cache.length, ")");
-  check(offset + new_positions <= config_.block_size, "GPT::forward_cached: ", offset, " cached + ", new_positions,
+    check(cache.length == offset, op, ": the layers' caches hold different lengths (", offset, " and ", cache.length,
+          ")");
+  check(offset + new_positions <= config_.block_size, op, ": ", offset, " cached + ", new_positions,
         " new positions exceed block_size ", config_.block_size);
+}
+
+Tensor GPT::forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches, LogitPositions positions) {
+  check_cached_step(ids, caches, "GPT::forward_cached");
+  const int64_t offset = caches.front().length;
   NoGradGuard no_grad;
+  if (fused_decode_ && why_not_fused(ids, caches).empty()) return decode_step(ids, caches);  // (1, 1, V)
   Tensor x = embed(ids, offset);  // (B, Tnew, C)
   for (size_t layer = 0; layer < blocks_.size(); ++layer) x = blocks_[layer]->forward_cached(x, caches[layer]);
   return logits(x, positions);  // (B, Tnew or 1, V)

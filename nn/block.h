@@ -22,7 +22,9 @@ class Block : public Module {
   // x (B, Tnew, C), the newest positions, with the layer's KV cache (nn/attention_cached.cpp).
   Tensor forward_cached(const Tensor& x, KVCache& cache) const;
 
+  const LayerNorm& ln_1() const { return *ln_1_; }
   const CausalSelfAttention& attn() const { return *attn_; }
+  const LayerNorm& ln_2() const { return *ln_2_; }
   const MLP& mlp() const { return *mlp_; }
   std::string describe() const override { return "Block"; }
 

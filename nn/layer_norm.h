@@ -17,6 +17,7 @@ class LayerNorm : public Module {
 
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }  // the zero constant without bias
+  double eps() const { return eps_; }
   std::string describe() const override;
 
  private:

@@ -72,6 +72,11 @@ void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_
   for (int64_t row = 0; row < n; ++row) store(dot_row(k, w + row * w_row_stride, x), alpha, beta, out + row);
 }
 
+void gemv_rows_serial(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
+                      float beta, float* out) {
+  for (int64_t row = 0; row < n; ++row) store(dot_row(k, w + row * w_row_stride, x), alpha, beta, out + row);
+}
+
 void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
                          float beta, float* out) {
   for (int64_t row = 0; row < n; ++row) {

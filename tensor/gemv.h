@@ -17,6 +17,12 @@ namespace tg::raw {
 void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x, float beta,
                float* out);
 
+// The same product on the calling thread alone, with the same kernel (so the same
+// numbers): for a thread that computes its own share of the rows inside a
+// parallel region (tensor/team.h).
+void gemv_rows_serial(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
+                      float beta, float* out);
+
 // The same product as a plain loop, one row after another: the reference the
 // tests and bench/bench_matmul.cpp compare gemv_rows with.
 void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,

@@ -32,12 +32,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "tensor/vector_math.h"
 #include "tensor/factory.h"
+#include "tensor/gemv.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -115,6 +117,27 @@ void causal_softmax_row(T* row, int64_t visible, int64_t row_end) {
   for (int64_t j = visible; j < row_end; ++j) row[j] = 0;
 }
 
+}  // namespace
+
+// Two matrix-vector products and a softmax, without BLAS: for one row its
+// packing and dispatch cost more than the arithmetic (12 heads x 2 calls per
+// layer per generated token).
+void attend_one_query(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
+                      int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
+  raw::gemv_rows_serial(keys, head_size, scale, k, k_row_stride, q, 0.0f, scores);  // scores_j = scale * k_j . q
+  causal_softmax_row(scores, keys, keys);
+  std::fill(y, y + head_size, 0.0f);
+  for (int64_t j = 0; j < keys; ++j) {  // y = sum_j weights_j v_j
+    const float weight = scores[j];
+    const float* v_row = v + j * v_row_stride;
+#pragma omp simd
+    for (int64_t d = 0; d < head_size; ++d) y[d] += weight * v_row[d];
+  }
+}
+
+namespace {
+
 // q, k, v -> y (B, Tq, C) contiguous; weights (B, NH, Tq, Tk) filled below the
 // causal diagonal when not null (else a per-thread scratch is used).
 template <class T>
@@ -133,6 +156,12 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
       const T* k_pair = k.pair(b, h);
       const T* v_pair = v.pair(b, h);
       T* y_pair = y + b * shape.queries * channels + h * head_size;  // rows C apart
+      if constexpr (std::is_same_v<T, float>) {
+        if (shape.queries == 1 && !weights) {  // a generation step: no BLAS call for one row
+          attend_one_query(q_pair, k_pair, v_pair, keys, head_size, k.row_stride, v.row_stride, scratch.data(), y_pair);
+          continue;
+        }
+      }
       T* weights_pair = weights ? weights + pair * shape.queries * keys : nullptr;
       for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, shape.queries - first);

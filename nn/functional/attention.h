@@ -31,4 +31,11 @@ Tensor causal_attention_weights(const Tensor& q, const Tensor& k);
 // i's position Tk - Tq + i (what causal_attention skips without building it).
 Tensor causal_mask(int64_t queries, int64_t keys);
 
+// One query of one head against `keys` keys and values, all of which it sees
+// (a generation step: causal_attention's kernel with Tq = 1, and the fused
+// decode step, models/gpt_decode.cpp, which so gets the same numbers).
+//   q (HS), k (keys, HS) rows k_row_stride apart, v likewise -> y (HS); scores (keys) is scratch.
+void attend_one_query(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
+                      int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y);
+
 }  // namespace tg::nn

@@ -39,14 +39,10 @@ template <class T>
 void gelu_forward_kernel(const T* x, T* y, int64_t count, GeluApproximation approximation) {
   if (approximation == GeluApproximation::Tanh) {
 #pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
-    for (int64_t i = 0; i < count; ++i) {
-      const T value = x[i];
-      const T u = static_cast<T>(kSqrt2OverPi) * (value + static_cast<T>(kCubicCoefficient) * value * value * value);
-      y[i] = value / (static_cast<T>(1) + exp_fast(static_cast<T>(-2) * u));
-    }
+    for (int64_t i = 0; i < count; ++i) y[i] = gelu_tanh_value(x[i]);
   } else {
 #pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
-    for (int64_t i = 0; i < count; ++i) y[i] = static_cast<T>(0.5) * x[i] * (1 + std::erf(x[i] * static_cast<T>(kInvSqrt2)));
+    for (int64_t i = 0; i < count; ++i) y[i] = gelu_erf_value(x[i]);
   }
 }
 

@@ -7,11 +7,29 @@
 //
 // Elementwise on any shape; float32 or float64.
 #pragma once
+#include <cmath>
+
 #include "tensor/tensor.h"
+#include "tensor/vector_math.h"
 
 namespace tg::nn {
 
 enum class GeluApproximation { Tanh, Erf };
+
+// One value, the kernels under gelu (nn/functional/gelu.cpp explains the forms)
+// and the fused decode step's (models/gpt_decode.cpp): same numbers.
+template <class T>
+inline T gelu_tanh_value(T x) {
+  constexpr T kSqrt2OverPi = static_cast<T>(0.7978845608028654);  // sqrt(2 / pi)
+  constexpr T kCubicCoefficient = static_cast<T>(0.044715);
+  const T u = kSqrt2OverPi * (x + kCubicCoefficient * x * x * x);
+  return x / (static_cast<T>(1) + exp_fast(static_cast<T>(-2) * u));  // x * sigmoid(2u) = 0.5 x (1 + tanh u)
+}
+template <class T>
+inline T gelu_erf_value(T x) {
+  constexpr T kInvSqrt2 = static_cast<T>(0.7071067811865476);  // 1 / sqrt(2)
+  return static_cast<T>(0.5) * x * (1 + std::erf(x * kInvSqrt2));
+}
 
 Tensor gelu(const Tensor& x, GeluApproximation approximation = GeluApproximation::Tanh);
 // The same function composed of autograd ops (mul, add, tanh, ...; erf, which the

@@ -32,22 +32,10 @@ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y,
                                int64_t channels, double eps) {
 #pragma omp parallel for schedule(static) if (rows * channels >= kParallelThreshold)
   for (int64_t row = 0; row < rows; ++row) {
-    const T* x_row = x + row * channels;
-    T* y_row = y + row * channels;
-    T sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t c = 0; c < channels; ++c) sum += x_row[c];
-    const T row_mean = sum / static_cast<T>(channels);
-    // Two passes (mean, then squared deviations) rather than E[x^2] - E[x]^2,
-    // which cancels catastrophically when |mean| >> std. The row is in L1 anyway.
-    T squares = 0;
-#pragma omp simd reduction(+ : squares)
-    for (int64_t c = 0; c < channels; ++c) squares += (x_row[c] - row_mean) * (x_row[c] - row_mean);
-    const T row_rstd = static_cast<T>(1) / std::sqrt(squares / static_cast<T>(channels) + static_cast<T>(eps));
-#pragma omp simd
-    for (int64_t c = 0; c < channels; ++c) y_row[c] = std::fma((x_row[c] - row_mean) * row_rstd, weight[c], bias[c]);
-    mean[row] = row_mean;
-    rstd[row] = row_rstd;
+    const RowMoments<T> moments =
+        layer_norm_row(x + row * channels, weight, bias, y + row * channels, channels, eps);
+    mean[row] = moments.mean;
+    rstd[row] = moments.rstd;
   }
 }
 

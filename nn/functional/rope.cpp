@@ -23,23 +23,6 @@ double rope_angle(int64_t position, int64_t pair, int64_t head_size, double base
 
 namespace {
 
-// cos and sin of pos * base^(-2i/HS) for t in [0, T), i in [0, HS/2): two (T, HS/2) tables.
-// Computed in double, then rounded, so float32 tables are correctly rounded.
-template <class T>
-void rotation_tables(int64_t positions, int64_t head_size, int64_t position_offset, double base, std::vector<T>& cosines,
-                     std::vector<T>& sines) {
-  const int64_t pairs = head_size / 2;
-  cosines.resize(positions * pairs);
-  sines.resize(positions * pairs);
-  for (int64_t t = 0; t < positions; ++t) {
-    for (int64_t i = 0; i < pairs; ++i) {
-      const double angle = rope_angle(position_offset + t, i, head_size, base);
-      cosines[t * pairs + i] = static_cast<T>(std::cos(angle));
-      sines[t * pairs + i] = static_cast<T>(std::sin(angle));
-    }
-  }
-}
-
 // x (B, NH, T, HS) strided (last dim contiguous) -> y (B, NH, T, HS) contiguous.
 // direction +1 rotates forward; -1 rotates back (the backward).
 template <class T>
@@ -52,16 +35,7 @@ void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape,
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t t = row % positions, h = (row / positions) % heads, b = row / (positions * heads);
     const T* x_row = x + b * x_strides[0] + h * x_strides[1] + t * x_strides[2];
-    T* y_row = y + row * head_size;
-    const T* cos_row = cosines.data() + t * pairs;
-    const T* sin_row = sines.data() + t * pairs;
-#pragma omp simd
-    for (int64_t i = 0; i < pairs; ++i) {
-      const T even = x_row[2 * i], odd = x_row[2 * i + 1];
-      const T sine = direction * sin_row[i];
-      y_row[2 * i] = even * cos_row[i] - odd * sine;
-      y_row[2 * i + 1] = even * sine + odd * cos_row[i];
-    }
+    rope_rotate_row(x_row, y + row * head_size, cosines.data() + t * pairs, sines.data() + t * pairs, pairs, direction);
   }
 }
 
@@ -78,7 +52,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosines, sines;
-    rotation_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
+    rope_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
     rope_kernel<T>(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
   });
   return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const std::vector<bool>&) {
@@ -86,7 +60,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
     Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
     visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
       std::vector<T> cosines, sines;
-      rotation_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
+      rope_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
       rope_kernel<T>(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
     });
     return std::vector<Tensor>{dx};
@@ -100,7 +74,7 @@ Tensor rope_reference(const Tensor& x, int64_t position_offset, double base) {
   Tensor sines = Tensor::empty({positions, pairs}, x.dtype());
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosine_table, sine_table;
-    rotation_tables(positions, head_size, position_offset, base, cosine_table, sine_table);
+    rope_tables(positions, head_size, position_offset, base, cosine_table, sine_table);
     std::copy(cosine_table.begin(), cosine_table.end(), cosines.data<T>());
     std::copy(sine_table.begin(), sine_table.end(), sines.data<T>());
   });

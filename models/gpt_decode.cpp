@@ -1,0 +1,178 @@
+// The fused decode step: one new token of one sequence through the whole GPT
+// in a single OpenMP parallel region.
+//
+// At batch 1 every weight is read once per token for one multiply-add, so a
+// step is bound by memory bandwidth (498 MB per token for gpt2 124M). Module by
+// module (forward_cached's general path) each of the ~50 weight matrices opens
+// its own parallel region, and with OMP_WAIT_POLICY=PASSIVE the idle thread is
+// woken from sleep for each one. Here the team (tensor/team.h) is woken once
+// per token and meets at a spinning barrier between phases:
+//
+//   x = embed(token, position)                                   (C)   before the region
+//   per block:
+//     normed = ln_1(x)                        every thread, its own copy (no barrier needed)
+//     qkv    = c_attn(normed)                 rows split over threads       (3C)   sync
+//     per head, heads split over threads:  RoPE on q, k (if used); k, v into the cache;
+//       attended_h = softmax(q k^T / sqrt(HS)) v over positions 0..pos     (C)   sync
+//     x     += c_proj(attended)               rows split, each its own rows (C)   sync
+//     normed = ln_2(x)                        every thread
+//     hidden = gelu(c_fc(normed))             rows split                    (4C)  sync
+//     x     += mlp.c_proj(hidden)             rows split                    (C)   sync
+//   logits = lm_head(ln_f(x))                 rows split                    (V)
+//
+// No value is summed across threads, and each row uses the same kernel as the
+// general path (gemv_rows, layer_norm_row, gelu_*_value, rope_rotate_row,
+// attend_one_query), so the logits equal the general path's bit for bit, for
+// any thread count (tests/models/test_gpt_decode.cpp).
+#include "autograd/grad_mode.h"
+#include "models/gpt.h"
+#include "nn/functional/attention.h"
+#include "nn/functional/gelu.h"
+#include "nn/functional/layer_norm.h"
+#include "nn/functional/rope.h"
+#include "tensor/gemv.h"
+#include "tensor/team.h"
+#include "tensor/view.h"
+
+namespace tg {
+
+namespace {
+
+// normed (C) = layer_norm(x (C)).
+void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, int64_t channels) {
+  nn::layer_norm_row(x, norm.weight().data<float>(), norm.bias().data<float>(), normed, channels, norm.eps());
+}
+
+// out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
+void linear_share(const Team& team, const nn::Linear& linear, const float* x, float* out) {
+  const Tensor& weight = linear.weight();
+  const int64_t in = weight.size(1);
+  const auto [first, last] = team.share(weight.size(0));
+  raw::gemv_rows_serial(last - first, in, 1.0f, weight.data<float>() + first * in, in, x, 0.0f, out + first);
+  if (linear.bias().defined()) {
+    const float* bias = linear.bias().data<float>();
+    for (int64_t row = first; row < last; ++row) out[row] += bias[row];
+  }
+}
+
+// residual[r] += (W[r] . x + b[r]) for this thread's share: the branch is
+// rounded before it is added, as add(x, linear(...)) does. branch is scratch (out).
+void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, float* branch, float* residual) {
+  linear_share(team, linear, x, branch);
+  const auto [first, last] = team.share(linear.weight().size(0));
+  for (int64_t row = first; row < last; ++row) residual[row] += branch[row];
+}
+
+void gelu_in_place(float* values, int64_t count, nn::GeluApproximation approximation) {
+  if (approximation == nn::GeluApproximation::Tanh) {
+#pragma omp simd
+    for (int64_t i = 0; i < count; ++i) values[i] = nn::gelu_tanh_value(values[i]);
+  } else {
+    for (int64_t i = 0; i < count; ++i) values[i] = nn::gelu_erf_value(values[i]);
+  }
+}
+
+// One layer's attention for this thread's share of the heads: RoPE, the new
+// key and value into the cache at `position`, then the query over positions 0..position.
+struct AttentionStep {
+  const float* qkv;                         // (3C): q, k, v, each (NH, HS)
+  const std::vector<float>& rope_cosines;  // (HS/2), empty without RoPE
+  const std::vector<float>& rope_sines;
+  nn::KVCache& cache;                       // keys, values (1, NH, capacity, HS)
+  int64_t heads, head_size, position;
+  float* attended;                          // (C), heads concatenated
+
+  void run(const Team& team, std::vector<float>& scores, std::vector<float>& query) const {
+    const int64_t channels = heads * head_size, capacity = cache.keys.size(2);
+    const auto [first, last] = team.share(heads);
+    for (int64_t head = first; head < last; ++head) {
+      const float* q = qkv + head * head_size;
+      const float* k = qkv + channels + head * head_size;
+      const float* v = qkv + 2 * channels + head * head_size;
+      float* keys = cache.keys.data<float>() + head * capacity * head_size;      // (capacity, HS)
+      float* values = cache.values.data<float>() + head * capacity * head_size;  // (capacity, HS)
+      if (rope_cosines.empty()) {
+        std::copy(q, q + head_size, query.data());
+        std::copy(k, k + head_size, keys + position * head_size);
+      } else {
+        const int64_t pairs = head_size / 2;
+        nn::rope_rotate_row(q, query.data(), rope_cosines.data(), rope_sines.data(), pairs);
+        nn::rope_rotate_row(k, keys + position * head_size, rope_cosines.data(), rope_sines.data(), pairs);
+      }
+      std::copy(v, v + head_size, values + position * head_size);
+      nn::attend_one_query(query.data(), keys, values, position + 1, head_size, head_size, head_size, scores.data(),
+                           attended + head * head_size);
+    }
+  }
+};
+
+}  // namespace
+
+std::string GPT::why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>& caches) const {
+  if (dtype_ != DType::Float32) return "the model is float64 (the fused step is float32)";
+  if (ids.size(0) != 1 || ids.size(1) != 1)
+    return "ids of shape " + shape_str(ids.shape()) + " (the fused step takes one token, (1, 1))";
+  if (is_training() && config_.dropout > 0) return "dropout is on (training mode); call eval()";
+  const Shape expected{1, config_.n_head, 0, config_.n_embd / config_.n_head};  // capacity left open
+  for (const nn::KVCache& cache : caches) {
+    if (!cache.keys.defined() || !cache.values.defined()) return "a cache is empty; make the caches with make_caches";
+    const Shape& shape = cache.keys.shape();
+    const bool layout_ok = shape.size() == 4 && shape[0] == 1 && shape[1] == expected[1] && shape[3] == expected[3] &&
+                           cache.values.shape() == shape && cache.keys.is_contiguous() &&
+                           cache.values.is_contiguous() && cache.keys.dtype() == DType::Float32 &&
+                           cache.values.dtype() == DType::Float32;
+    if (!layout_ok)
+      return "a cache of shape " + shape_str(shape) + " (the fused step needs make_caches(1, capacity): (1, " +
+             std::to_string(expected[1]) + ", capacity, " + std::to_string(expected[3]) + "), contiguous float32)";
+    if (cache.length >= shape[2]) return "the caches are full (" + std::to_string(shape[2]) + " positions)";
+  }
+  return "";
+}
+
+Tensor GPT::decode_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
+  check_cached_step(ids, caches, "GPT::decode_step");
+  const std::string why_not = why_not_fused(ids, caches);
+  check(why_not.empty(), "GPT::decode_step: cannot run fused: ", why_not);
+  NoGradGuard no_grad;
+  const int64_t channels = config_.n_embd, heads = config_.n_head, head_size = channels / heads;
+  const int64_t position = caches.front().length;
+  std::vector<float> x = raw::contiguous(embed(ids, position)).to_vector<float>();  // (C), the residual stream
+  std::vector<float> rope_cosines, rope_sines;  // this position's turn, the same in every layer
+  if (config_.positional == PositionalEncoding::Rope)
+    nn::rope_tables(1, head_size, position, config_.rope_base, rope_cosines, rope_sines);
+  std::vector<float> qkv(3 * channels), attended(channels), hidden(4 * channels);
+  const Tensor& lm_weight = lm_head_ ? lm_head_->weight() : wte_->weight();  // (V, C)
+  Tensor logits = Tensor::empty({1, 1, config_.vocab_size}, DType::Float32);
+
+  run_in_team([&](Team& team) {
+    // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
+    std::vector<float> normed(channels), scores(position + 1), query(head_size), branch(channels);
+    for (size_t layer = 0; layer < blocks_.size(); ++layer) {
+      const nn::Block& block = *blocks_[layer];
+      layer_norm_into(block.ln_1(), x.data(), normed.data(), channels);
+      linear_share(team, block.attn().qkv(), normed.data(), qkv.data());
+      team.sync();
+      const AttentionStep attention{qkv.data(), rope_cosines, rope_sines, caches[layer],
+                                    heads,      head_size,    position,   attended.data()};
+      attention.run(team, scores, query);
+      team.sync();
+      add_linear_share(team, block.attn().c_proj(), attended.data(), branch.data(), x.data());
+      team.sync();
+      layer_norm_into(block.ln_2(), x.data(), normed.data(), channels);
+      linear_share(team, block.mlp().c_fc(), normed.data(), hidden.data());
+      const auto [first, last] = team.share(4 * channels);  // the rows this thread just wrote
+      gelu_in_place(hidden.data() + first, last - first, config_.gelu);
+      team.sync();
+      add_linear_share(team, block.mlp().c_proj(), hidden.data(), branch.data(), x.data());
+      team.sync();
+    }
+    layer_norm_into(*ln_f_, x.data(), normed.data(), channels);
+    const auto [first, last] = team.share(config_.vocab_size);
+    raw::gemv_rows_serial(last - first, channels, 1.0f, lm_weight.data<float>() + first * channels, channels,
+                          normed.data(), 0.0f, logits.data<float>() + first);
+  });
+  for (nn::KVCache& cache : caches) cache.length = position + 1;
+  return logits;
+}
+
+}  // namespace tg
