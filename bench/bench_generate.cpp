@@ -7,10 +7,14 @@
 // The context length is raised to fit the longest prompt plus the new tokens
 // (baby's own block is 256), so every run stays inside the window, where the
 // cache applies. Greedy decoding; the time includes the prompt's own forward
-// (prefill), reported separately as ms.
+// (prefill). With the cache, the fused decode step (GPT::decode_step) and the
+// module-by-module one (set_fused_decode(false)) are timed alternately, three
+// times each; the medians are printed.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +39,20 @@ double time_generation(tg::GPT& model, const std::vector<int64_t>& prompt, int64
   const auto start = std::chrono::steady_clock::now();
   tg::generate(model, prompt, options);
   return seconds_since(start);
+}
+
+// Median seconds of three generations with the cache, fused step on and off alternately.
+std::pair<double, double> time_fused_and_modules(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t tokens) {
+  std::vector<double> fused, modules;
+  for (int round = 0; round < 3; ++round) {
+    fused.push_back(time_generation(model, prompt, tokens, true));
+    model.set_fused_decode(false);
+    modules.push_back(time_generation(model, prompt, tokens, true));
+    model.set_fused_decode(true);
+  }
+  std::sort(fused.begin(), fused.end());
+  std::sort(modules.begin(), modules.end());
+  return {fused[1], modules[1]};
 }
 
 }  // namespace
@@ -62,20 +80,22 @@ int main(int argc, char** argv) {
   tg::GPT model(config, 1);
   std::printf("%s (block raised to %lld), %s, greedy, %lld new tokens per run\n", preset.c_str(),
               static_cast<long long>(config.block_size), tg::thread_info().c_str(), static_cast<long long>(tokens));
-  std::printf("%8s %16s %16s %8s\n", "prompt", "cached tok/s", "uncached tok/s", "speedup");
+  std::printf("%8s %14s %22s %16s %8s\n", "prompt", "cached tok/s", "module by module tok/s", "uncached tok/s",
+              "speedup");
 
   tg::Generator generator(0);
   for (int64_t length : prompt_lengths) {
     const std::vector<int64_t> prompt = tg::randint({length}, 0, config.vocab_size, generator).to_vector<int64_t>();
     time_generation(model, prompt, 2, true);  // warm-up: buffers, pages
-    const double cached = time_generation(model, prompt, tokens, true);
+    const auto [cached, modules] = time_fused_and_modules(model, prompt, tokens);
     if (skip_uncached) {
-      std::printf("%8lld %16.1f %16s %8s\n", static_cast<long long>(length), tokens / cached, "-", "-");
+      std::printf("%8lld %14.1f %22.1f %16s %8s\n", static_cast<long long>(length), tokens / cached, tokens / modules,
+                  "-", "-");
       continue;
     }
     const double uncached = time_generation(model, prompt, tokens, false);
-    std::printf("%8lld %16.1f %16.1f %7.1fx\n", static_cast<long long>(length), tokens / cached, tokens / uncached,
-                uncached / cached);
+    std::printf("%8lld %14.1f %22.1f %16.1f %7.1fx\n", static_cast<long long>(length), tokens / cached,
+                tokens / modules, tokens / uncached, uncached / cached);
   }
   return 0;
 }

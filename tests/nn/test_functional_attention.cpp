@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "autograd/grad_mode.h"
 #include "nn/functional/attention.h"
 #include "test_functional_helpers.h"
 
@@ -65,6 +66,34 @@ TEST_CASE("causal_attention matches its reference composition (float32, several 
     const Tensor v = test::random_leaf({1, 2, 9, 8}, generator);
     test::check_matches_reference(fused, reference, {q, k, v});
   }
+}
+
+TEST_CASE("causal_attention of one query without grad (attend_one_query, no BLAS) matches the reference") {
+  Generator generator(12);
+  NoGradGuard no_grad;
+  for (const int64_t keys : {1, 5, 33, 130}) {
+    CAPTURE(keys);
+    // Keys and values with rows NH * HS apart (permuted (B, T, NH, HS)), as the general path reads them.
+    const Tensor q = randn({2, 3, 1, 16}, generator);
+    const Tensor k = raw::permute(randn({2, keys, 3, 16}, generator), {0, 2, 1, 3});
+    const Tensor v = raw::permute(randn({2, keys, 3, 16}, generator), {0, 2, 1, 3});
+    CHECK(test::relative_error(nn::causal_attention(q, k, v), nn::causal_attention_reference(q, k, v)) < 1e-5);
+  }
+}
+
+TEST_CASE("attend_one_query by hand: rows further apart than the head size") {
+  // HS = 2, two keys stored 3 floats apart: scores = (q . k_j) / sqrt 2 = (0, ln 3),
+  // so the weights are (1/4, 3/4).
+  const float root2 = std::sqrt(2.0f);
+  const std::vector<float> q = {1, 0};
+  const std::vector<float> k = {0, 9, -1, std::log(3.0f) * root2, 1, -1};
+  const std::vector<float> v = {8, 4, -1, 0, 12, -1};
+  std::vector<float> scores(2), y(2);
+  nn::attend_one_query(q.data(), k.data(), v.data(), 2, 2, 3, 3, scores.data(), y.data());
+  CHECK(scores[0] == doctest::Approx(0.25));
+  CHECK(scores[1] == doctest::Approx(0.75));
+  CHECK(y[0] == doctest::Approx(0.25 * 8 + 0.75 * 0));
+  CHECK(y[1] == doctest::Approx(0.25 * 4 + 0.75 * 12));
 }
 
 TEST_CASE("causal_attention: a later key or value never changes an earlier output") {

@@ -34,15 +34,17 @@ std::vector<double> naive_gemv(int64_t n, int64_t k, double alpha, const std::ve
   return expected;
 }
 
-// Both the kernel and the plain reference loop against the double loop.
+// The kernel (parallel and serial) and the plain reference loop against the double loop.
 void check_gemv(int64_t n, int64_t k, int64_t w_row_stride, float alpha, float beta) {
   Generator generator(static_cast<uint64_t>(n * 1000 + k));
   const std::vector<float> w = random_floats(n * w_row_stride, generator), x = random_floats(k, generator);
   const std::vector<float> out_before = random_floats(n, generator);
   const std::vector<double> expected = naive_gemv(n, k, alpha, w, w_row_stride, x, beta, out_before);
-  std::vector<float> fast = out_before, reference = out_before;
+  std::vector<float> fast = out_before, serial = out_before, reference = out_before;
   raw::gemv_rows(n, k, alpha, w.data(), w_row_stride, x.data(), beta, fast.data());
+  raw::gemv_rows_serial(n, k, alpha, w.data(), w_row_stride, x.data(), beta, serial.data());
   raw::gemv_rows_reference(n, k, alpha, w.data(), w_row_stride, x.data(), beta, reference.data());
+  CHECK(serial == fast);  // one kernel, whichever thread runs a row: the same bits
   // A float dot of K terms in [-1, 1]: the error grows about like sqrt(K) ulps.
   const double tolerance = 1e-5 * std::sqrt(static_cast<double>(k) + 1);
   for (int64_t row = 0; row < n; ++row) {

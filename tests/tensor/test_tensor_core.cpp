@@ -14,6 +14,20 @@ TEST_CASE("storage is 64-byte aligned and shared by views") {
   CHECK(t.storage() == x.storage());
 }
 
+TEST_CASE("storage of 2 MB and more starts on a 2 MB boundary (huge pages), down to its last byte") {
+  constexpr uintptr_t kTwoMegabytes = uintptr_t{2} << 20;
+  for (const int64_t floats : {int64_t{1} << 19, (int64_t{3} << 19) + 17}) {  // 2 MB exactly; 6 MB and a bit
+    CAPTURE(floats);
+    for (int round = 0; round < 2; ++round) {  // the second round may get the first one's buffer back
+      Tensor x = full({floats}, 3.0);
+      CHECK(reinterpret_cast<uintptr_t>(x.storage()->data()) % kTwoMegabytes == 0);
+      x.data<float>()[floats - 1] = 5;
+      CHECK(x.to_vector<float>().back() == 5);
+      CHECK(x.to_vector<float>().front() == 3);
+    }
+  }
+}
+
 TEST_CASE("factories fill shapes and dtypes") {
   CHECK(zeros({2, 3}).to_vector<float>() == std::vector<float>(6, 0.0f));
   CHECK(ones({2}, DType::Float64).to_vector<double>() == std::vector<double>{1, 1});
