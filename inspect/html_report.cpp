@@ -11,7 +11,6 @@ namespace tg::inspect {
 namespace {
 
 using svg::escape;
-using svg::number;
 
 // Heatmaps show at most the first 32 queries and keys, fewer when there are many
 // heatmaps: all of them together hold at most about kHeatmapCells cells (GPT-2,
@@ -78,12 +77,6 @@ window.addEventListener('load', function () {
   body.dataset.rendered = problems.length ? 'missing: ' + problems.join(', ') : String(sections.length);
 });
 )js";
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + ")";
-}
 
 std::string token_span(const std::string& text) { return "<span class=\"token\">" + escape(text) + "</span>"; }
 

@@ -89,9 +89,9 @@ std::string render_loss_plot(const TrainingMetrics& metrics, const std::string& 
 
   svg::LineChartOptions options;
   options.title = run_name + ": " +
-                  (metrics.evals.empty() ? "train loss " + svg::number(metrics.steps.back().train_loss) +
+                  (metrics.evals.empty() ? "train loss " + number(metrics.steps.back().train_loss) +
                                                " at iteration " + std::to_string(metrics.steps.back().iter)
-                                         : "val loss " + svg::number(metrics.evals.back().val_loss) + " at iteration " +
+                                         : "val loss " + number(metrics.evals.back().val_loss) + " at iteration " +
                                                std::to_string(metrics.evals.back().iter));
   options.x_label = "iteration";
   options.left_label = "loss (cross-entropy, nats)";

@@ -200,14 +200,6 @@ std::string escape(std::string_view text) {
   return result;
 }
 
-std::string number(double value, int digits) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
-  if (value == 0) return "0";  // also -0
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*g", digits, value);
-  return text;
-}
 
 std::vector<double> nice_ticks(double low, double high, int count) {
   check(std::isfinite(low) && std::isfinite(high) && low <= high && count > 0, "svg::nice_ticks: bad range [", low,

@@ -16,16 +16,13 @@
 #include <utility>
 #include <vector>
 
+#include "inspect/format.h"
 #include "tensor/tensor.h"
 
 namespace tg::inspect::svg {
 
 // `text` made safe inside XML or HTML content and attribute values: & < > " '.
 std::string escape(std::string_view text);
-
-// A number in `digits` significant digits without trailing zeros: "0.25",
-// "1.5e-05", "1200", "-inf".
-std::string number(double value, int digits = 4);
 
 // Round tick values (1, 2 or 5 times a power of ten apart) inside [low, high],
 // about `count` of them; the whole range is covered by at least two ticks when

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "inspect/format.h"
+
 namespace tg::inspect {
 
 namespace {
@@ -25,8 +27,6 @@ std::string format(const char* pattern, double value) {
   return text;
 }
 
-std::string number(double value) { return format("%.4g", value); }
-
 // A probability in 5 characters: 0.254, or 2e-05 when it is that small.
 std::string probability_text(double probability) {
   return format(probability >= 1e-3 || probability == 0 ? "%5.3f" : "%5.0e", probability);
@@ -37,12 +37,6 @@ std::string cell(double value) {
   if (std::isinf(value)) return value < 0 ? "     -inf" : "      inf";
   if (std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4)) return format("%9.2e", value);
   return format("%9.4f", value);
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + ")";
 }
 
 size_t display_width(const std::string& text) {  // code points, not bytes

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "autograd/ops.h"
+#include "inspect/format.h"
 #include "inspect/stage_descriptions.h"
 #include "nn/functional/attention.h"
 #include "nn/functional/gelu.h"
@@ -19,12 +19,6 @@ namespace tg::inspect {
 namespace {
 
 using Shapes = std::vector<std::vector<int64_t>>;
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 
 // The values of x (..., D) as rows of D, in double.
 std::vector<std::vector<double>> rows_of(const Tensor& x) {

@@ -31,14 +31,14 @@ TEST_CASE("svg::escape: the five characters that end text or an attribute") {
   CHECK(svg::escape("plain café") == "plain café");
 }
 
-TEST_CASE("svg::number: few digits, no trailing zeros") {
-  CHECK(svg::number(0.25) == "0.25");
-  CHECK(svg::number(1.5e-05) == "1.5e-05");
-  CHECK(svg::number(1200) == "1200");
-  CHECK(svg::number(2.0 / 3.0, 3) == "0.667");
-  CHECK(svg::number(-0.0) == "0");
-  CHECK(svg::number(-kInf) == "-inf");
-  CHECK(svg::number(std::nan("")) == "nan");
+TEST_CASE("number: few digits, no trailing zeros") {
+  CHECK(number(0.25) == "0.25");
+  CHECK(number(1.5e-05) == "1.5e-05");
+  CHECK(number(1200) == "1200");
+  CHECK(number(2.0 / 3.0, 3) == "0.667");
+  CHECK(number(-0.0) == "0");
+  CHECK(number(-kInf) == "-inf");
+  CHECK(number(std::nan("")) == "nan");
 }
 
 TEST_CASE("svg::nice_ticks: 1, 2 or 5 times a power of ten, inside the range") {
@@ -47,7 +47,7 @@ TEST_CASE("svg::nice_ticks: 1, 2 or 5 times a power of ten, inside the range") {
   check_ticks(svg::nice_ticks(0.95, 1.05, 5), {0.96, 0.98, 1, 1.02, 1.04});
   check_ticks(svg::nice_ticks(0, 2000, 8), {0, 200, 400, 600, 800, 1000, 1200, 1400, 1600, 1800, 2000});
   check_ticks(svg::nice_ticks(2, 2), {2});
-  CHECK(svg::number(svg::nice_ticks(0, 0.3, 3)[3]) == "0.3");  // multiples, not sums: no 0.30000000000000004
+  CHECK(number(svg::nice_ticks(0, 0.3, 3)[3]) == "0.3");  // multiples, not sums: no 0.30000000000000004
   CHECK_THROWS_WITH_AS(svg::nice_ticks(1, 0), doctest::Contains("svg::nice_ticks: bad range [1, 0]"), Error);
 }
 

@@ -1,0 +1,23 @@
+#include "inspect/format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace tg::inspect {
+
+std::string number(double value, int digits) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  if (value == 0) return "0";  // also -0
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + ")";
+}
+
+}  // namespace tg::inspect
