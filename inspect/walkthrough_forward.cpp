@@ -10,6 +10,7 @@
 #include "nn/functional/gelu.h"
 #include "nn/functional/layer_norm.h"
 #include "nn/functional/rope.h"
+#include "nn/linear.h"
 #include "nn/positional.h"
 #include "tensor/softmax.h"
 #include "tensor/view.h"
@@ -152,16 +153,6 @@ Shapes linear_inputs(const Tensor& x, int64_t out, int64_t in, const GPTConfig& 
   return shapes;
 }
 
-// As nn::Linear::forward: x (..., in) -> (..., out), bias optional.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const Tensor rows = reshape(x, {-1, weight.size(1)});  // (N, in)
-  Tensor y = matmul(rows, transpose(weight, 0, 1));      // (N, in) @ (in, out)
-  if (bias.defined()) y = add(y, bias);
-  Shape shape = x.shape();
-  shape.back() = weight.size(0);
-  return view(y, shape);
-}
-
 // As nn::LayerNorm::forward (no bias parameter: a zero constant), shown with its
 // input's and its normalised values' moments.
 Tensor traced_layer_norm(const std::string& kind, const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -184,7 +175,7 @@ Tensor traced_attention(const Tensor& normed, const BlockParameters& parameters,
                         StageLog& log) {
   const int64_t time = normed.size(1), channels = config.n_embd, heads = config.n_head;
   const int64_t head_size = channels / heads;
-  const Tensor qkv = linear(normed, parameters["attn.qkv.weight"], parameters["attn.qkv.bias"]);  // (1, T, 3C)
+  const Tensor qkv = nn::linear(normed, parameters["attn.qkv.weight"], parameters["attn.qkv.bias"]);  // (1, T, 3C)
   const Tensor parts = view(qkv, {1, time, 3, heads, head_size});                                // (1, T, 3, NH, HS)
   auto head_major = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };  // (1, NH, T, HS)
   Tensor q = head_major(0), k = head_major(1);
@@ -221,7 +212,7 @@ Tensor traced_attention(const Tensor& normed, const BlockParameters& parameters,
   log.add_per_head("attend", {weights.shape(), v.shape()}, attended, StageView::Values);
   const Tensor merged = reshape(permute(attended, {0, 2, 1, 3}), {1, time, channels});  // (1, T, C)
   log.add_values("concat", {attended.shape()}, merged);
-  const Tensor projected = linear(merged, parameters["attn.c_proj.weight"], parameters["attn.c_proj.bias"]);
+  const Tensor projected = nn::linear(merged, parameters["attn.c_proj.weight"], parameters["attn.c_proj.bias"]);
   log.add_values("c_proj", linear_inputs(merged, channels, channels, config), projected);
   return projected;
 }
@@ -238,7 +229,7 @@ Tensor traced_residual(const std::string& kind, const Tensor& x, const Tensor& b
 // x (1, T, C) -> the MLP branch's output (1, T, C), as nn::MLP.
 Tensor traced_mlp(const Tensor& normed, const BlockParameters& parameters, const GPTConfig& config, StageLog& log) {
   const int64_t channels = config.n_embd, hidden = 4 * config.n_embd;
-  const Tensor expanded = linear(normed, parameters["mlp.c_fc.weight"], parameters["mlp.c_fc.bias"]);  // (1, T, 4C)
+  const Tensor expanded = nn::linear(normed, parameters["mlp.c_fc.weight"], parameters["mlp.c_fc.bias"]);  // (1, T, 4C)
   log.add_values("c_fc", linear_inputs(normed, hidden, channels, config), expanded);
   const Tensor activated = nn::gelu(expanded, config.gelu);  // (1, T, 4C)
   if (Stage* stage = log.add_values("gelu", {expanded.shape()}, activated)) {
@@ -247,7 +238,7 @@ Tensor traced_mlp(const Tensor& normed, const BlockParameters& parameters, const
     stage->notes.push_back(number(100.0 * static_cast<double>(negative) / static_cast<double>(inputs.size())) +
                            "% of the inputs are negative: GELU squeezes them into (-0.17, 0]");
   }
-  const Tensor contracted = linear(activated, parameters["mlp.c_proj.weight"], parameters["mlp.c_proj.bias"]);
+  const Tensor contracted = nn::linear(activated, parameters["mlp.c_proj.weight"], parameters["mlp.c_proj.bias"]);
   log.add_values("c_proj_mlp", linear_inputs(activated, channels, hidden, config), contracted);
   return contracted;
 }
@@ -349,7 +340,7 @@ TracedForward traced_forward(const GPTConfig& config, const ParameterLeaves& par
                                           bias == parameters.end() ? Tensor() : bias->second, config, log);
   const auto head = parameters.find("lm_head.weight");
   const Tensor& head_weight = head == parameters.end() ? parameters.at("wte.weight") : head->second;  // (V, C)
-  traced.logits = linear(normed, head_weight, Tensor());  // (1, T, C) -> (1, T, V)
+  traced.logits = nn::linear(normed, head_weight, Tensor());  // (1, T, C) -> (1, T, V)
   log.add_values("logits", {normed.shape(), head_weight.shape()}, traced.logits);
   traced.probabilities = raw::softmax(traced.logits.detach(), -1);  // (1, T, V)
   log.add_values("probabilities", {traced.logits.shape()}, traced.probabilities);

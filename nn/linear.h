@@ -14,6 +14,10 @@
 
 namespace tg::nn {
 
+// The function the module applies, for callers holding the tensors themselves
+// (the walk-through reads parameters by name). bias may be undefined.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 class Linear : public Module {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true, DType dtype = DType::Float32);
