@@ -27,32 +27,38 @@ TEST_CASE("Team::share: contiguous parts that cover every item once, sizes withi
   }
 }
 
-TEST_CASE("run_in_team: each phase sees everything the previous one wrote") {
+TEST_CASE("run_in_team: each phase sees everything the previous one wrote, for 1 to 4 threads") {
   // Phase 1: each thread writes its share of `values` (round + index). Phase 2:
   // each thread sums all of them into its own slot. Without the barrier a thread
-  // would read the other's share from the round before.
-  const int threads = num_threads();
-  constexpr int64_t kCount = 1000;
-  constexpr int kRounds = 200;
-  std::vector<int64_t> values(kCount, 0);
-  std::vector<int64_t> sums(static_cast<size_t>(threads) * kRounds, -1);
-  int team_size = 0;
-  run_in_team([&](Team& team) {
-    if (team.thread() == 0) team_size = team.threads();
-    for (int round = 0; round < kRounds; ++round) {
-      const auto [begin, end] = team.share(kCount);
-      for (int64_t i = begin; i < end; ++i) values[i] = round + i;
-      team.sync();
-      int64_t sum = 0;
-      for (int64_t value : values) sum += value;
-      sums[static_cast<size_t>(team.thread()) * kRounds + round] = sum;
-      team.sync();  // nobody starts the next round's writes before everyone has summed
-    }
-  });
-  CHECK(team_size == threads);
-  for (int thread = 0; thread < team_size; ++thread)
-    for (int round = 0; round < kRounds; ++round)
-      CHECK(sums[static_cast<size_t>(thread) * kRounds + round] == round * kCount + kCount * (kCount - 1) / 2);
+  // would read another's share from the round before. More threads than cores
+  // (this machine has 2) also exercises the sleeping side of the barrier.
+  const int default_threads = num_threads();
+  for (const int threads : {1, 2, 3, 4}) {
+    CAPTURE(threads);
+    set_num_threads(threads);
+    constexpr int64_t kCount = 1000;
+    constexpr int kRounds = 100;
+    std::vector<int64_t> values(kCount, 0);
+    std::vector<int64_t> sums(static_cast<size_t>(threads) * kRounds, -1);
+    int team_size = 0;
+    run_in_team([&](Team& team) {
+      if (team.thread() == 0) team_size = team.threads();
+      for (int round = 0; round < kRounds; ++round) {
+        const auto [begin, end] = team.share(kCount);
+        for (int64_t i = begin; i < end; ++i) values[i] = round + i;
+        team.sync();
+        int64_t sum = 0;
+        for (int64_t value : values) sum += value;
+        sums[static_cast<size_t>(team.thread()) * kRounds + round] = sum;
+        team.sync();  // nobody starts the next round's writes before everyone has summed
+      }
+    });
+    CHECK(team_size == threads);
+    for (int thread = 0; thread < team_size; ++thread)
+      for (int round = 0; round < kRounds; ++round)
+        CHECK(sums[static_cast<size_t>(thread) * kRounds + round] == round * kCount + kCount * (kCount - 1) / 2);
+  }
+  set_num_threads(default_threads);
 }
 
 TEST_CASE("TeamBarrier: a thread held up past the spin sleeps and is woken") {
