@@ -63,6 +63,7 @@ void add_linear_share(const Team& team, const nn::Linear& linear, const float* x
   for (int64_t row = first; row < last; ++row) residual[row] += branch[row];
 }
 
+// values (n) = gelu(values): the MLP's activation, on the c_fc rows this thread wrote.
 void gelu_in_place(float* values, int64_t count, nn::GeluApproximation approximation) {
   if (approximation == nn::GeluApproximation::Tanh) {
 #pragma omp simd
