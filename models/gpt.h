@@ -95,6 +95,8 @@ class GPT : public nn::Module {
   void check_cached_step(const Tensor& ids, const std::vector<nn::KVCache>& caches, const char* op) const;
   // Empty when decode_step can run on these (checked) ids and caches, else why not.
   std::string why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>& caches) const;
+  // decode_step after its checks (forward_cached has made them already).
+  Tensor fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches);
   void initialize_parameters(uint64_t seed);
 
   GPTConfig config_;

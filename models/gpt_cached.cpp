@@ -32,7 +32,7 @@ Tensor GPT::forward_cached(const Tensor& ids, std::vector<nn::KVCache>& caches, 
   check_cached_step(ids, caches, "GPT::forward_cached");
   const int64_t offset = caches.front().length;
   NoGradGuard no_grad;
-  if (fused_decode_ && why_not_fused(ids, caches).empty()) return decode_step(ids, caches);  // (1, 1, V)
+  if (fused_decode_ && why_not_fused(ids, caches).empty()) return fused_step(ids, caches);  // (1, 1, V)
   Tensor x = embed(ids, offset);  // (B, Tnew, C)
   for (size_t layer = 0; layer < blocks_.size(); ++layer) x = blocks_[layer]->forward_cached(x, caches[layer]);
   return logits(x, positions);  // (B, Tnew or 1, V)

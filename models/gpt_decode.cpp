@@ -134,6 +134,10 @@ Tensor GPT::decode_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   check_cached_step(ids, caches, "GPT::decode_step");
   const std::string why_not = why_not_fused(ids, caches);
   check(why_not.empty(), "GPT::decode_step: cannot run fused: ", why_not);
+  return fused_step(ids, caches);
+}
+
+Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   NoGradGuard no_grad;
   const int64_t channels = config_.n_embd, heads = config_.n_head, head_size = channels / heads;
   const int64_t position = caches.front().length;

@@ -29,9 +29,6 @@ namespace tg::nn {
 
 namespace {
 
-constexpr double kSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
-constexpr double kCubicCoefficient = 0.044715;
-constexpr double kInvSqrt2 = 0.7071067811865476;    // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
 
 // x (n) -> y (n)
@@ -54,8 +51,8 @@ void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApp
     for (int64_t i = 0; i < count; ++i) {
       const T value = x[i];
       const T square = value * value;
-      const T u = static_cast<T>(kSqrt2OverPi) * (value + static_cast<T>(kCubicCoefficient) * square * value);
-      const T du_dx = static_cast<T>(kSqrt2OverPi) * (1 + static_cast<T>(3 * kCubicCoefficient) * square);
+      const T u = static_cast<T>(kGeluSqrt2OverPi) * (value + static_cast<T>(kGeluCubicCoefficient) * square * value);
+      const T du_dx = static_cast<T>(kGeluSqrt2OverPi) * (1 + static_cast<T>(3 * kGeluCubicCoefficient) * square);
       // Capped so that e stays finite: otherwise e * s * s = inf * 0 = NaN far in the
       // negative tail, where the true slope is ~1e-35 anyway.
       const T minus_two_u = static_cast<T>(-2) * u;
@@ -67,7 +64,7 @@ void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApp
 #pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
     for (int64_t i = 0; i < count; ++i) {
       const T value = x[i];
-      const T cdf = static_cast<T>(0.5) * (1 + std::erf(value * static_cast<T>(kInvSqrt2)));
+      const T cdf = static_cast<T>(0.5) * (1 + std::erf(value * static_cast<T>(kGeluInvSqrt2)));
       const T pdf = static_cast<T>(kInvSqrt2Pi) * std::exp(static_cast<T>(-0.5) * value * value);
       dx[i] = dy[i] * (cdf + value * pdf);
     }
@@ -117,10 +114,10 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
 
 Tensor gelu_reference(const Tensor& x, GeluApproximation approximation) {
   if (approximation == GeluApproximation::Tanh) {
-    const Tensor u = kSqrt2OverPi * (x + kCubicCoefficient * x * x * x);
+    const Tensor u = kGeluSqrt2OverPi * (x + kGeluCubicCoefficient * x * x * x);
     return 0.5 * x * (1.0 + tg::tanh(u));
   }
-  return 0.5 * x * (1.0 + erf_op(x * kInvSqrt2));
+  return 0.5 * x * (1.0 + erf_op(x * kGeluInvSqrt2));
 }
 
 }  // namespace tg::nn

@@ -16,19 +16,21 @@ namespace tg::nn {
 
 enum class GeluApproximation { Tanh, Erf };
 
+// The constants of both forms (forward, backward and the reference composition).
+inline constexpr double kGeluSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
+inline constexpr double kGeluCubicCoefficient = 0.044715;
+inline constexpr double kGeluInvSqrt2 = 0.7071067811865476;    // 1 / sqrt(2)
+
 // One value, the kernels under gelu (nn/functional/gelu.cpp explains the forms)
 // and the fused decode step's (models/gpt_decode.cpp): same numbers.
 template <class T>
 inline T gelu_tanh_value(T x) {
-  constexpr T kSqrt2OverPi = static_cast<T>(0.7978845608028654);  // sqrt(2 / pi)
-  constexpr T kCubicCoefficient = static_cast<T>(0.044715);
-  const T u = kSqrt2OverPi * (x + kCubicCoefficient * x * x * x);
+  const T u = static_cast<T>(kGeluSqrt2OverPi) * (x + static_cast<T>(kGeluCubicCoefficient) * x * x * x);
   return x / (static_cast<T>(1) + exp_fast(static_cast<T>(-2) * u));  // x * sigmoid(2u) = 0.5 x (1 + tanh u)
 }
 template <class T>
 inline T gelu_erf_value(T x) {
-  constexpr T kInvSqrt2 = static_cast<T>(0.7071067811865476);  // 1 / sqrt(2)
-  return static_cast<T>(0.5) * x * (1 + std::erf(x * kInvSqrt2));
+  return static_cast<T>(0.5) * x * (1 + std::erf(x * static_cast<T>(kGeluInvSqrt2)));
 }
 
 Tensor gelu(const Tensor& x, GeluApproximation approximation = GeluApproximation::Tanh);
