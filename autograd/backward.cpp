@@ -16,9 +16,9 @@ namespace {
 // Adds `grad` into a leaf's .grad. The leaf owns its gradient buffer (a fresh
 // contiguous copy the first time), so later in-place updates such as gradient
 // clipping can never write through into some other tensor.
-void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
-  if (leaf.grad) raw::add_(Tensor(leaf.grad), grad);
-  else leaf.grad = raw::clone(grad).impl_ptr();
+void accumulate_into_leaf(Tensor leaf, const Tensor& grad) {
+  if (leaf.grad().defined()) raw::add_(leaf.grad(), grad);
+  else leaf.set_grad(raw::clone(grad));
 }
 
 struct LaterFirst {  // orders the queue so the most recently created node comes out first
@@ -42,7 +42,7 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
 
   NoGradGuard no_grad;  // backward computes with raw kernels; nothing it does is recorded
   if (output.is_leaf()) {
-    accumulate_into_leaf(output.impl(), seed);
+    accumulate_into_leaf(output, seed);
     return;
   }
 
@@ -82,7 +82,7 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
       check(input_grad.dtype() == node->input_dtypes[i], "backward of '", node->op, "': gradient of dtype ",
             dtype_name(input_grad.dtype()), " for input ", i, " of dtype ", dtype_name(node->input_dtypes[i]));
       if (edge.leaf) {
-        accumulate_into_leaf(*edge.leaf, input_grad);
+        accumulate_into_leaf(Tensor(edge.leaf), input_grad);
         continue;
       }
       Node* next = edge.node.get();
@@ -98,7 +98,7 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
 }
 
 void zero_grad(const std::vector<Tensor>& tensors) {
-  for (const Tensor& tensor : tensors) tensor.impl().grad.reset();
+  for (Tensor tensor : tensors) tensor.set_grad(Tensor());
 }
 
 }  // namespace tg

@@ -47,7 +47,7 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   }
 
   // Analytic: backpropagate w through f.
-  for (const Tensor& input : inputs) input.impl().grad.reset();
+  for (Tensor input : inputs) input.set_grad(Tensor());
   const Tensor output = f(inputs);
   check(output.dtype() == DType::Float64, "gradcheck: f must return float64, got ", dtype_name(output.dtype()));
   Generator generator(options.seed);

@@ -43,8 +43,7 @@ Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, 
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
     node->input_dtypes.push_back(input.defined() ? input.dtype() : DType::Float32);
   }
-  output.impl().requires_grad = true;
-  output.impl().grad_fn = std::move(node);
+  output.attach_grad_fn(std::move(node));
   return output;
 }
 

@@ -145,9 +145,9 @@ void cross_entropy(benchmark::State& state, const ModelShape& s, bool with_backw
 void adamw(benchmark::State& state, const ModelShape& s) {
   const int64_t count = s.parameters();
   std::vector<float> param(count, 0.5f), grad(count, 0.01f), m(count, 0.0f), v(count, 0.0f);
-  const nn::AdamWSettings settings{.lr = 1e-3f, .weight_decay = 0.1f};
+  const nn::AdamWHyperparameters hyperparameters{.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.1f};
   int64_t step = 0;
-  for (auto _ : state) nn::adamw_step(param.data(), grad.data(), m.data(), v.data(), count, settings, ++step);
+  for (auto _ : state) nn::adamw_step(param.data(), grad.data(), m.data(), v.data(), count, hyperparameters, ++step);
   set_rate(state, 7.0 * 4 * count, "GB/s");  // reads p, g, m, v; writes p, m, v
 }
 

@@ -120,22 +120,16 @@ const Tensor& expect_tensor(const Checkpoint& checkpoint, const std::string& nam
 
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
                      const nn::AdamW* optimizer) {
-  const auto named_parameters = model.named_parameters();
   std::vector<NamedTensor> tensors;
-  for (const auto& [name, parameter] : named_parameters) tensors.push_back({name, parameter.detach()});
+  for (const auto& [name, parameter] : model.named_parameters()) tensors.push_back({name, parameter.detach()});
   if (optimizer) {
-    // m and v are flat (P,) buffers with the parameters back to back in
-    // named_parameters() order; each parameter's slice is saved under its name.
-    const nn::AdamWState& state = optimizer->state();
-    int64_t offset = 0;
-    for (const auto& [name, parameter] : named_parameters) {
-      for (int moment = 0; moment < 2; ++moment) {
-        const Tensor& buffer = moment == 0 ? state.m : state.v;
-        tensors.push_back({kMomentPrefix[moment] + name,
-                           raw::view(raw::narrow(buffer, 0, offset, parameter.numel()), parameter.shape())});
-      }
-      offset += parameter.numel();
-    }
+    // m and v are (P,) buffers in the parameters' layout; each parameter's
+    // stretch is saved under its name.
+    const nn::ParameterLayout& layout = optimizer->layout();
+    const Tensor moments[2] = {optimizer->state().m, optimizer->state().v};
+    for (size_t slot = 0; slot < layout.slots().size(); ++slot)
+      for (int moment = 0; moment < 2; ++moment)
+        tensors.push_back({kMomentPrefix[moment] + layout.slots()[slot].name, layout.view(moments[moment], slot)});
   }
   const Metadata metadata = {
       {"format", kCheckpointFormat},
@@ -197,19 +191,16 @@ void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
   }
 }
 
-void restore_optimizer(const Checkpoint& checkpoint, const GPT& model, nn::AdamW& optimizer) {
+void restore_optimizer(const Checkpoint& checkpoint, nn::AdamW& optimizer) {
   check(checkpoint.has_optimizer_state, "checkpoint '", checkpoint.path,
         "' holds weights only (no optimiser state): it cannot be resumed; resume from ", kLatestCheckpointFile);
-  const auto named_parameters = model.named_parameters();
-  const int64_t total = model.parameter_count();
-  Tensor moments[2] = {Tensor::empty({total}), Tensor::empty({total})};  // m, v: (P,)
-  int64_t offset = 0;
-  for (const auto& [name, parameter] : named_parameters) {
-    for (int moment = 0; moment < 2; ++moment) {
-      const Tensor& saved = expect_tensor(checkpoint, kMomentPrefix[moment] + name, parameter.shape());
-      raw::copy_(raw::view(raw::narrow(moments[moment], 0, offset, parameter.numel()), parameter.shape()), saved);
-    }
-    offset += parameter.numel();
+  const nn::ParameterLayout& layout = optimizer.layout();
+  const Tensor moments[2] = {layout.zeros(), layout.zeros()};  // m, v: (P,)
+  for (size_t slot = 0; slot < layout.slots().size(); ++slot) {
+    const nn::ParameterLayout::Slot& parameter = layout.slots()[slot];
+    for (int moment = 0; moment < 2; ++moment)
+      raw::copy_(layout.view(moments[moment], slot),
+                 expect_tensor(checkpoint, kMomentPrefix[moment] + parameter.name, parameter.shape));
   }
   optimizer.load_state(moments[0], moments[1], checkpoint.optimizer_step);
 }

@@ -55,7 +55,8 @@ struct CheckpointHeader {
 };
 
 // Writes the model's parameters (and the optimiser's moments when `optimizer` is
-// given) with `header` to `path`, atomically.
+// given) with `header` to `path`, atomically (tensor/atomic_file.h: a temporary
+// file, fsync, rename).
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
                      const nn::AdamW* optimizer = nullptr);
 
@@ -78,10 +79,10 @@ Checkpoint load_checkpoint(const std::string& path);
 // shape or dtype.
 void restore_parameters(const Checkpoint& checkpoint, GPT& model);
 
-// Copies the saved moments and step into `optimizer` (over `model`'s parameters).
-// Throws when the checkpoint has no optimiser state or a moment tensor is
-// missing or misshapen.
-void restore_optimizer(const Checkpoint& checkpoint, const GPT& model, nn::AdamW& optimizer);
+// Copies the saved moments and step into `optimizer`, parameter by parameter in
+// its layout. Throws when the checkpoint has no optimiser state or a moment
+// tensor is missing or misshapen.
+void restore_optimizer(const Checkpoint& checkpoint, nn::AdamW& optimizer);
 
 // `path` itself when it is a file; for a directory, DIR/best.safetensors when it
 // exists, else DIR/model.safetensors. Throws when neither exists.

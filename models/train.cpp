@@ -100,7 +100,7 @@ std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, c
   restore_parameters(checkpoint, *run->model_);
   run->arena_ = std::make_unique<nn::ParameterArena>(*run->model_);
   run->optimizer_ = std::make_unique<nn::AdamW>(*run->arena_, adamw_options(settings));
-  restore_optimizer(checkpoint, *run->model_, *run->optimizer_);
+  restore_optimizer(checkpoint, *run->optimizer_);
   run->header_.data_generator.restore(run->data_generator_);
   run->header_.dropout_generator.restore(run->model_->dropout_generator());
   return run;
@@ -118,7 +118,7 @@ double TrainingRun::train_step() {
         "checkpoint written is from before this step");
   backward(loss);
   last_grad_norm_ = header_.settings.grad_clip > 0 ? nn::clip_grad_norm(*arena_, header_.settings.grad_clip)
-                                                   : nn::grad_norm(model_->parameters());
+                                                   : nn::grad_norm(*arena_);
   optimizer_->set_lr(schedule_.at(step));
   optimizer_->step();
   header_.step = step + 1;
@@ -127,14 +127,12 @@ double TrainingRun::train_step() {
 
 Evaluation TrainingRun::evaluate() {
   NoGradGuard no_grad;
-  const bool was_training = model_->is_training();
-  model_->eval();
+  nn::EvalModeGuard eval_mode(*model_);
   const GPTConfig& config = header_.config;
   Generator train_batches(header_.settings.seed + kEvalSeedOffset);
   Generator val_batches(header_.settings.seed + kEvalSeedOffset);
   Evaluation evaluation{mean_loss(*model_, splits_.train, config, header_.settings.eval_iters, train_batches),
                         mean_loss(*model_, splits_.val, config, header_.settings.eval_iters, val_batches)};
-  model_->train(was_training);
   return evaluation;
 }
 

@@ -35,7 +35,7 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   std::unordered_set<const TensorImpl*> seen;
   std::vector<std::pair<std::string, Tensor>> unique;
   for (auto& entry : all)
-    if (seen.insert(&entry.second.impl()).second) unique.push_back(std::move(entry));
+    if (seen.insert(entry.second.impl_ptr().get()).second) unique.push_back(std::move(entry));
   return unique;
 }
 

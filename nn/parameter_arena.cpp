@@ -5,44 +5,26 @@
 
 namespace tg::nn {
 
-namespace {
-
-// Makes `target`'s own TensorImpl a contiguous view of `storage` at `offset`:
-// every handle sharing that impl now reads the new place.
-void repoint(TensorImpl& target, const std::shared_ptr<Storage>& storage, int64_t offset) {
-  target.storage = storage;
-  target.offset = offset;
-  target.strides = contiguous_strides(target.shape);
-  target.contiguous = true;
+ParameterArena::ParameterArena(Module& module)
+    : named_parameters_(module.named_parameters()), layout_(named_parameters_) {
+  for (const auto& [name, parameter] : named_parameters_)
+    check(parameter.is_leaf(), "ParameterArena: parameter '", name, "' is not a leaf tensor");
+  params_ = Tensor::empty({layout_.total()}, layout_.dtype());
+  grads_ = layout_.zeros();
+  for (size_t i = 0; i < named_parameters_.size(); ++i) {
+    Tensor parameter = named_parameters_[i].second;
+    raw::copy_(layout_.view(params_, i), parameter);
+    parameter.rebind_to(params_, layout_.slots()[i].offset);
+    const Tensor grad = layout_.view(grads_, i);
+    if (parameter.grad().defined()) raw::copy_(grad, parameter.grad());
+    parameter.set_grad(grad);
+  }
 }
 
-}  // namespace
-
-ParameterArena::ParameterArena(Module& module) : named_parameters_(module.named_parameters()) {
-  check(!named_parameters_.empty(), "ParameterArena: the module has no parameters");
-  const DType dtype = named_parameters_.front().second.dtype();
-  int64_t total = 0;
-  for (const auto& [name, parameter] : named_parameters_) {
-    check(parameter.dtype() == dtype, "ParameterArena: parameter '", name, "' has dtype ", dtype_name(parameter.dtype()),
-          ", the first one ", dtype_name(dtype), "; one arena holds one dtype");
-    check(parameter.is_leaf(), "ParameterArena: parameter '", name, "' is not a leaf tensor");
-    offsets_.push_back(total);
-    total += parameter.numel();
-  }
-  params_ = Tensor::empty({total}, dtype);
-  grads_ = zeros({total}, dtype);
-
-  for (size_t i = 0; i < named_parameters_.size(); ++i) {
-    const Tensor& parameter = named_parameters_[i].second;
-    const int64_t offset = offsets_[i];
-    const int64_t count = parameter.numel();
-    raw::copy_(raw::view(raw::narrow(params_, 0, offset, count), parameter.shape()), parameter);
-    const Tensor old_grad = parameter.grad();
-    repoint(parameter.impl(), params_.storage(), offset);
-    Tensor grad_view = raw::view(raw::narrow(grads_, 0, offset, count), parameter.shape());
-    if (old_grad.defined()) raw::copy_(grad_view, old_grad);
-    parameter.impl().grad = grad_view.impl_ptr();
-  }
+std::vector<int64_t> ParameterArena::offsets() const {
+  std::vector<int64_t> offsets;
+  for (const ParameterLayout::Slot& slot : layout_.slots()) offsets.push_back(slot.offset);
+  return offsets;
 }
 
 void ParameterArena::zero_grad() { fill_(grads_, 0); }

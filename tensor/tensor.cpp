@@ -77,6 +77,26 @@ void Tensor::set_grad(const Tensor& grad) {
   impl().grad = grad.impl_ptr();
 }
 
+void Tensor::attach_grad_fn(std::shared_ptr<Node> node) {
+  check(is_leaf() && !requires_grad(), "attach_grad_fn: the tensor already belongs to a graph");
+  impl().requires_grad = true;
+  impl().grad_fn = std::move(node);
+}
+
+void Tensor::rebind_to(const Tensor& buffer, int64_t start) {
+  check(is_leaf(), "rebind_to: only a leaf can move (this tensor was computed by an op)");
+  check(buffer.dim() == 1 && buffer.is_contiguous() && buffer.dtype() == dtype(), "rebind_to: the buffer must be a "
+        "contiguous 1-D ", dtype_name(dtype()), " tensor, got ", dtype_name(buffer.dtype()), " of shape ", buffer.shape(),
+        " with strides ", buffer.strides());
+  check(start >= 0 && start <= buffer.numel() && numel() <= buffer.numel() - start, "rebind_to: ", numel(),
+        " elements from element ", start, " do not fit a buffer of ", buffer.numel());
+  TensorImpl& record = impl();
+  record.storage = buffer.storage();
+  record.offset = buffer.offset() + start;
+  record.strides = contiguous_strides(record.shape);
+  record.contiguous = compute_contiguous(record.shape, record.strides);
+}
+
 Tensor Tensor::detach() const {
   auto copy = std::make_shared<TensorImpl>();
   copy->storage = impl().storage;

@@ -21,16 +21,24 @@ namespace tg {
 
 struct Node;  // defined in autograd/node.h
 
-struct TensorImpl {
+// The record a Tensor handle points at: one view of a Storage. Its fields are
+// private: only Tensor reads and writes them, so every way of changing a view
+// goes through a member of Tensor that keeps the invariant below.
+class TensorImpl {
+ private:
+  friend class Tensor;
+
   std::shared_ptr<Storage> storage;
   DType dtype = DType::Float32;
   Shape shape;
   Strides strides;
   int64_t offset = 0;  // in elements
-  // Invariant: contiguous == (every dim of size > 1 has stride == product of the
-  // sizes after it). Cached because every kernel branches on it.
+  // Invariant: contiguous == compute_contiguous(shape, strides), i.e. every dim
+  // of size > 1 has stride == product of the sizes after it. Cached because
+  // every kernel branches on it; only Tensor's members set it, always from
+  // shape and strides.
   bool contiguous = true;
-  std::string name;  // optional, shown when printing ("wq (transposed)")
+  std::string name;  // optional, shown when printing (a loaded file's tensors carry theirs)
 
   // Slots filled by autograd/. A leaf that requires grad has no grad_fn.
   bool requires_grad = false;
@@ -41,7 +49,6 @@ struct TensorImpl {
 class Tensor {
  public:
   Tensor() = default;  // an undefined tensor (no data); defined() is false
-  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   // A fresh contiguous tensor with uninitialised data.
   static Tensor empty(const Shape& shape, DType dtype = DType::Float32);
@@ -75,6 +82,7 @@ class Tensor {
   bool requires_grad() const { return impl().requires_grad; }
   Tensor& set_requires_grad(bool enabled = true);  // leaves of floating dtype only
   Tensor grad() const { return Tensor(impl().grad); }  // undefined until a backward reaches it
+  // Replaces .grad (an undefined tensor clears it). Checks shape and dtype.
   void set_grad(const Tensor& grad);
   const std::shared_ptr<Node>& grad_fn() const { return impl().grad_fn; }
   bool is_leaf() const { return impl().grad_fn == nullptr; }
@@ -82,11 +90,34 @@ class Tensor {
   // Same data, same view, but cut from the graph: no grad, no grad_fn.
   Tensor detach() const;
 
-  TensorImpl& impl() const;
-  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
+  // ---------------------------------------------------------------------------
+  // Engine internals. The members below are for the layers that build the
+  // engine itself (autograd/'s tape, nn::ParameterArena), not for ops or
+  // models: they act on the record every handle to this tensor shares, and
+  // each says which invariant it keeps. (mlx fences its backend-only methods
+  // the same way.)
+
+  // The shared record, as an opaque identity (the tape's edge to a leaf, the
+  // module registry's duplicate check) and back.
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // Makes this tensor an output of the tape: requires_grad and its node.
+  // autograd's record() alone calls it, on a fresh output.
+  void attach_grad_fn(std::shared_ptr<Node> node);
+
+  // Moves this tensor, for every handle that shares it, onto the contiguous
+  // stretch of `buffer` (a contiguous 1-D tensor of the same dtype) that starts
+  // at element `start`: storage, offset and strides change, the shape stays, and
+  // the contiguity flag is recomputed (true). The values are not copied: the
+  // caller copies them first. Leaves only (a computed tensor's node saved the
+  // old place). ParameterArena uses it to gather the parameters into one buffer.
+  void rebind_to(const Tensor& buffer, int64_t start);
+
  private:
+  TensorImpl& impl() const;
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -14,16 +14,18 @@
 
 namespace tg::nn {
 
-struct AdamWSettings {
+// The hyperparameters of one update, as floats. No defaults: the optimiser
+// (nn/optim/adamw.h, AdamWOptions) fills them for each parameter group.
+struct AdamWHyperparameters {
   float lr;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;
+  float beta1;
+  float beta2;
+  float eps;
+  float weight_decay;
 };
 
 // param, grad, m, v: `count` floats each (m and v start at zero before step 1).
-void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWSettings& settings,
+void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWHyperparameters& hyperparameters,
                 int64_t step);
 
 }  // namespace tg::nn

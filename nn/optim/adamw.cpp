@@ -15,59 +15,50 @@ bool is_position_table(const std::string& name) {
 
 }  // namespace
 
-bool AdamW::decays(const std::string& name, const Tensor& parameter, const AdamWOptions& options) {
-  return parameter.dim() >= 2 && (options.decay_position_embeddings || !is_position_table(name));
+bool AdamW::decays(const std::string& name, const Shape& shape, const AdamWOptions& options) {
+  return shape.size() >= 2 && (options.decay_position_embeddings || !is_position_table(name));
 }
 
-AdamW::AdamW(std::vector<std::pair<std::string, Tensor>> named_parameters, AdamWOptions options) : options_(options) {
+AdamW::AdamW(const ParameterArena& arena, AdamWOptions options) : arena_(arena), options_(options) {
   check(options.lr >= 0 && options.eps > 0 && options.weight_decay >= 0, "AdamW: needs lr >= 0, eps > 0, weight_decay >= 0, got ",
         options.lr, ", ", options.eps, ", ", options.weight_decay);
   check(options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1,
         "AdamW: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")");
-  check(!named_parameters.empty(), "AdamW: no parameters");
-  int64_t total = 0;
-  for (auto& [name, parameter] : named_parameters) {
-    check(parameter.dtype() == DType::Float32 && parameter.is_contiguous(), "AdamW: parameter '", name,
-          "' must be a contiguous float32 tensor, got dtype ", dtype_name(parameter.dtype()), " shape ", parameter.shape());
-    const bool decayed = decays(name, parameter, options);
-    slots_.push_back(Slot{std::move(name), parameter, total, decayed});
-    total += parameter.numel();
+  check(layout().dtype() == DType::Float32, "AdamW: the parameters must be float32, got ",
+        dtype_name(layout().dtype()));
+  for (const ParameterLayout::Slot& slot : layout().slots()) {
+    const bool decayed = decays(slot.name, slot.shape, options);
+    slot_decays_.push_back(decayed);
+    if (!runs_.empty() && runs_.back().decays == decayed) runs_.back().count += slot.count;
+    else runs_.push_back(Run{slot.offset, slot.count, decayed});
   }
-  state_ = AdamWState{zeros({total}), zeros({total}), 0};
+  state_ = AdamWState{layout().zeros(), layout().zeros(), 0};
 }
-
-AdamW::AdamW(const ParameterArena& arena, AdamWOptions options) : AdamW(arena.named_parameters(), options) {}
 
 void AdamW::step() {
   ++state_.step;
+  float* params = arena_.params().data<float>();
+  const float* grads = arena_.grads().data<float>();
   float* m = state_.m.data<float>();
   float* v = state_.v.data<float>();
-  for (const Slot& slot : slots_) {
-    const Tensor grad = slot.parameter.grad();
-    if (!grad.defined()) continue;
-    check(grad.is_contiguous() && grad.dtype() == DType::Float32, "AdamW: the gradient of '", slot.name,
-          "' must be a contiguous float32 tensor");
-    const AdamWSettings settings{static_cast<float>(options_.lr), static_cast<float>(options_.beta1),
-                                 static_cast<float>(options_.beta2), static_cast<float>(options_.eps),
-                                 static_cast<float>(slot.decays ? options_.weight_decay : 0.0)};
-    adamw_step(slot.parameter.data<float>(), grad.data<float>(), m + slot.offset, v + slot.offset,
-               slot.parameter.numel(), settings, state_.step);
+  for (const Run& run : runs_) {
+    const AdamWHyperparameters hyperparameters{
+        static_cast<float>(options_.lr), static_cast<float>(options_.beta1), static_cast<float>(options_.beta2),
+        static_cast<float>(options_.eps), static_cast<float>(run.decays ? options_.weight_decay : 0.0)};
+    adamw_step(params + run.offset, grads + run.offset, m + run.offset, v + run.offset, run.count, hyperparameters,
+               state_.step);
   }
 }
 
-std::vector<std::string> AdamW::decayed_names() const {
+std::vector<std::string> AdamW::names_in_group(bool decayed) const {
   std::vector<std::string> names;
-  for (const Slot& slot : slots_)
-    if (slot.decays) names.push_back(slot.name);
+  for (size_t i = 0; i < slot_decays_.size(); ++i)
+    if (slot_decays_[i] == decayed) names.push_back(layout().slots()[i].name);
   return names;
 }
 
-std::vector<std::string> AdamW::undecayed_names() const {
-  std::vector<std::string> names;
-  for (const Slot& slot : slots_)
-    if (!slot.decays) names.push_back(slot.name);
-  return names;
-}
+std::vector<std::string> AdamW::decayed_names() const { return names_in_group(true); }
+std::vector<std::string> AdamW::undecayed_names() const { return names_in_group(false); }
 
 void AdamW::load_state(const Tensor& m, const Tensor& v, int64_t step) {
   const Shape expected = state_.m.shape();

@@ -66,4 +66,6 @@ double clip_grad_norm(const ParameterArena& arena, double max_norm) { return cli
 
 double grad_norm(const std::vector<Tensor>& parameters) { return norm_of(gradients_of(parameters)); }
 
+double grad_norm(const ParameterArena& arena) { return norm_of({arena.grads()}); }
+
 }  // namespace tg::nn

@@ -20,5 +20,6 @@ double clip_grad_norm(const ParameterArena& arena, double max_norm);
 
 // The global norm alone (no clipping).
 double grad_norm(const std::vector<Tensor>& parameters);
+double grad_norm(const ParameterArena& arena);
 
 }  // namespace tg::nn

@@ -1,17 +1,13 @@
 // Stochastic gradient descent with momentum, torch.optim.SGD's formula
-// (dampening 0, not Nesterov):
+// (dampening 0, not Nesterov), over the parameters of a ParameterArena:
 //
 //   g   = grad + weight_decay * p        (L2, coupled; weight_decay 0 by default)
 //   buf = momentum * buf + g             (buf starts at 0, so the first buf is g)
 //   p  -= lr * buf                       (with momentum 0: p -= lr * g)
 //
-// Parameters without a gradient are skipped. The momentum buffer is one flat
-// (P,) tensor laid out like a ParameterArena (parameters back to back in order).
+// Every parameter is treated alike, so a step is one loop over the arena's (P,)
+// params and grads; the momentum buffer is a (P,) buffer in the arena's layout.
 #pragma once
-#include <string>
-#include <utility>
-#include <vector>
-
 #include "nn/parameter_arena.h"
 
 namespace tg::nn {
@@ -24,7 +20,7 @@ struct SGDOptions {
 
 class SGD {
  public:
-  SGD(std::vector<Tensor> parameters, SGDOptions options);
+  // The optimiser keeps a reference to the arena, which must outlive it.
   SGD(const ParameterArena& arena, SGDOptions options);
 
   void step();
@@ -33,8 +29,7 @@ class SGD {
   const Tensor& momentum_buffer() const { return momentum_buffer_; }  // (P,); undefined without momentum
 
  private:
-  std::vector<Tensor> parameters_;
-  std::vector<int64_t> offsets_;  // of each parameter in momentum_buffer_
+  const ParameterArena& arena_;
   SGDOptions options_;
   Tensor momentum_buffer_;
 };

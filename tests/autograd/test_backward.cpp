@@ -126,3 +126,11 @@ TEST_CASE("ops on tensors without grad record nothing") {
   CHECK_FALSE(y.requires_grad());
   CHECK(y.is_leaf());
 }
+
+TEST_CASE("only leaves can be rebound to a buffer: a computed tensor's node saved its place") {
+  Tensor x = ones({2});
+  x.set_requires_grad();
+  Tensor y = mul(x, x);
+  CHECK_THROWS_WITH_AS(y.rebind_to(zeros({4}), 0), doctest::Contains("only a leaf can move"), Error);
+  CHECK_THROWS_WITH_AS(y.attach_grad_fn(y.grad_fn()), doctest::Contains("already belongs to a graph"), Error);
+}

@@ -64,8 +64,9 @@ TEST_CASE("checkpoint: weights, optimiser state and run state round-trip exactly
   // The moments are saved per parameter, under optimizer.m.<name> / optimizer.v.<name>.
   const Tensor m_wte = checkpoint.file.at("optimizer.m.wte.weight");
   CHECK(m_wte.shape() == model.named_parameters()[0].second.shape());
-  nn::AdamW optimizer(model.named_parameters(), nn::AdamWOptions{});
-  restore_optimizer(checkpoint, model, optimizer);
+  nn::ParameterArena arena(model);
+  nn::AdamW optimizer(arena, nn::AdamWOptions{});
+  restore_optimizer(checkpoint, optimizer);
   CHECK(optimizer.state().step == 4);
   CHECK(raw::narrow(optimizer.state().m, 0, 0, m_wte.numel()).to_vector<float>() ==
         raw::reshape(m_wte, {-1}).to_vector<float>());
@@ -77,8 +78,9 @@ TEST_CASE("checkpoint: best.safetensors has the weights only, and sampling prefe
   CHECK_FALSE(best.has_optimizer_state);
   CHECK(best.file.find("optimizer.m.wte.weight") == nullptr);
   GPT model(best.header.config, 0, DType::Float32, false);
-  nn::AdamW optimizer(model.named_parameters(), nn::AdamWOptions{});
-  CHECK_THROWS_WITH_AS(restore_optimizer(best, model, optimizer), doctest::Contains("holds weights only"), tg::Error);
+  nn::ParameterArena arena(model);
+  nn::AdamW optimizer(arena, nn::AdamWOptions{});
+  CHECK_THROWS_WITH_AS(restore_optimizer(best, optimizer), doctest::Contains("holds weights only"), tg::Error);
 
   CHECK(find_checkpoint_for_sampling(trained.dir.path()) == trained.dir.file(kBestCheckpointFile));
   std::filesystem::remove(trained.dir.file(kBestCheckpointFile));
@@ -130,8 +132,9 @@ TEST_CASE("checkpoint: missing, unexpected and misshapen tensors name the tensor
     std::erase_if(tensors, [](const NamedTensor& tensor) { return tensor.name == "optimizer.v.wte.weight"; });
   });
   const Checkpoint without_moment = load_checkpoint(broken);
-  nn::AdamW optimizer(model.named_parameters(), nn::AdamWOptions{});
-  CHECK_THROWS_WITH_AS(restore_optimizer(without_moment, model, optimizer),
+  nn::ParameterArena arena(model);
+  nn::AdamW optimizer(arena, nn::AdamWOptions{});
+  CHECK_THROWS_WITH_AS(restore_optimizer(without_moment, optimizer),
                        doctest::Contains("tensor 'optimizer.v.wte.weight'"), tg::Error);
 }
 

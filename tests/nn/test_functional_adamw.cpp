@@ -9,20 +9,20 @@
 using namespace tg;
 
 TEST_CASE("adamw_step: two steps by hand") {
-  // lr 0.1, weight decay 0.01, defaults otherwise; p = 1, g = 0.5 then -0.25.
+  // lr 0.1, weight decay 0.01, torch's defaults otherwise; p = 1, g = 0.5 then -0.25.
   // step 1: p = 0.999; m = 0.05; v = 0.00025; p -= 0.1 * (0.05/0.1) / (sqrt(0.00025/0.001) + 1e-8)
   //         = 0.999 - 0.1 * 0.5 / 0.50000001 = 0.899000002
   // step 2: p = 0.899 * 0.999; m = 0.045 - 0.025 = 0.02; v = 0.999 * 0.00025 + 0.001 * 0.0625 = 0.00031225;
   //         p -= 0.1 * (0.02 / 0.19) / (sqrt(0.00031225 / 0.001999) + 1e-8) = 0.8714672987
   float param = 1.0f, m = 0.0f, v = 0.0f;
-  const nn::AdamWSettings settings{.lr = 0.1f, .weight_decay = 0.01f};
+  const nn::AdamWHyperparameters hyperparameters{.lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f};
   float grad = 0.5f;
-  nn::adamw_step(&param, &grad, &m, &v, 1, settings, 1);
+  nn::adamw_step(&param, &grad, &m, &v, 1, hyperparameters, 1);
   CHECK(param == doctest::Approx(0.899000002).epsilon(1e-6));
   CHECK(m == doctest::Approx(0.05).epsilon(1e-6));
   CHECK(v == doctest::Approx(0.00025).epsilon(1e-6));
   grad = -0.25f;
-  nn::adamw_step(&param, &grad, &m, &v, 1, settings, 2);
+  nn::adamw_step(&param, &grad, &m, &v, 1, hyperparameters, 2);
   CHECK(param == doctest::Approx(0.8714672987).epsilon(1e-6));
   CHECK(m == doctest::Approx(0.02).epsilon(1e-6));
   CHECK(v == doctest::Approx(0.00031225).epsilon(1e-6));
@@ -35,9 +35,9 @@ TEST_CASE("adamw_step agrees with torch.optim.AdamW(foreach=False) to an ulp") {
   const std::vector<std::vector<float>> grads{{0.5f, 0.25f, -1.0f}, {-0.25f, 0.75f, 2.0f}};
   const std::vector<std::vector<float>> torch_params{{0.899000049f, -2.09800005f, 0.5995f},
                                                      {0.871467352f, -2.18768001f, 0.562290132f}};
-  const nn::AdamWSettings settings{.lr = 0.1f, .weight_decay = 0.01f};
+  const nn::AdamWHyperparameters hyperparameters{.lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f};
   for (int step = 1; step <= 2; ++step) {
-    nn::adamw_step(param.data(), grads[step - 1].data(), m.data(), v.data(), 3, settings, step);
+    nn::adamw_step(param.data(), grads[step - 1].data(), m.data(), v.data(), 3, hyperparameters, step);
     for (int i = 0; i < 3; ++i) {
       const float expected = torch_params[step - 1][i];
       CHECK(std::abs(param[i] - expected) <= 2 * (std::nextafter(std::abs(expected), INFINITY) - std::abs(expected)));
@@ -47,6 +47,6 @@ TEST_CASE("adamw_step agrees with torch.optim.AdamW(foreach=False) to an ulp") {
 
 TEST_CASE("adamw_step checks its step and betas") {
   float p = 0, g = 0, m = 0, v = 0;
-  CHECK_THROWS_WITH_AS(nn::adamw_step(&p, &g, &m, &v, 1, {.lr = 0.1f}, 0), doctest::Contains("adamw_step: step is 1-based, got 0"), Error);
-  CHECK_THROWS_WITH_AS(nn::adamw_step(&p, &g, &m, &v, 1, {.lr = 0.1f, .beta1 = 1.0f}, 1), doctest::Contains("betas must be in [0, 1), got (1, 0.999)"), Error);
+  CHECK_THROWS_WITH_AS(nn::adamw_step(&p, &g, &m, &v, 1, {.lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f}, 0), doctest::Contains("adamw_step: step is 1-based, got 0"), Error);
+  CHECK_THROWS_WITH_AS(nn::adamw_step(&p, &g, &m, &v, 1, {.lr = 0.1f, .beta1 = 1.0f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f}, 1), doctest::Contains("betas must be in [0, 1), got (1, 0.999)"), Error);
 }

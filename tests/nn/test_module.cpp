@@ -174,3 +174,28 @@ TEST_CASE("ParameterArena: mixed dtypes are refused") {
   } mixed;
   CHECK_THROWS_WITH_AS(ParameterArena{mixed}, doctest::Contains("one arena holds one dtype"), Error);
 }
+
+TEST_CASE("ParameterLayout: one layout places every (P,) buffer; views carry each parameter's shape") {
+  TwoLayers model;
+  const ParameterLayout layout(model.named_parameters());
+  REQUIRE(layout.slots().size() == 4);
+  CHECK(layout.total() == model.parameter_count());
+  CHECK(layout.slots()[1].name == "first.weight");
+  CHECK(layout.slots()[1].shape == Shape{3, 2});
+  CHECK(layout.slots()[1].offset == 3);
+  CHECK(layout.slots()[1].count == 6);
+  const Tensor buffer = arange(0, 15, 1, DType::Float32);
+  const Tensor first_weight = layout.view(buffer, 1);
+  CHECK(first_weight.shape() == Shape{3, 2});
+  CHECK(first_weight.storage() == buffer.storage());
+  CHECK(first_weight.to_vector<float>() == std::vector<float>{3, 4, 5, 6, 7, 8});
+  CHECK(layout.zeros().shape() == Shape{15});
+  CHECK_THROWS_WITH_AS(layout.view(zeros({14}), 0), doctest::Contains("the buffer has shape (14,), the layout's is (15,)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(layout.view(buffer, 4), doctest::Contains("slot 4 of 4"), Error);
+
+  // The arena's parameters sit where its layout says.
+  ParameterArena arena(model);
+  CHECK(model.first->weight().offset() == arena.layout().slots()[1].offset);
+  CHECK(model.first->weight().storage() == arena.params().storage());
+}

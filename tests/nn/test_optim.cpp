@@ -28,6 +28,20 @@ Tensor parameter(const std::vector<float>& values, const Shape& shape) {
 
 void set_grad(Tensor tensor, const std::vector<float>& values) { tensor.set_grad(from_vector(values, tensor.shape())); }
 
+// Writes into a gradient that lives in a ParameterArena (set_grad would replace the view).
+void write_grad(const Tensor& tensor, const std::vector<float>& values) {
+  raw::copy_(tensor.grad(), from_vector(values, tensor.shape()));
+}
+
+// A module that only holds the given parameters, under the given names.
+class Holder : public Module {
+ public:
+  explicit Holder(const std::vector<std::pair<std::string, Tensor>>& named) {
+    for (const auto& [name, tensor] : named) register_parameter(name, tensor);
+  }
+  std::string describe() const override { return "Holder"; }
+};
+
 // A stand-in for a GPT's parameter kinds: wte, wpe, a Linear, a LayerNorm.
 class Kinds : public Module {
  public:
@@ -62,13 +76,15 @@ TEST_CASE("AdamW: three steps match the formula computed in double precision") {
   options.beta1 = 0.9;
   options.beta2 = 0.999;
   options.weight_decay = 0.1;
-  AdamW adamw({{"weight", weight}, {"bias", bias}}, options);
+  Holder holder({{"weight", weight}, {"bias", bias}});
+  ParameterArena arena(holder);
+  AdamW adamw(arena, options);
   AdamReference w0{1.0}, w1{-2.0}, b0{0.5};
   const std::vector<std::vector<float>> grads{{0.5f, 0.1f, -0.3f}, {-0.2f, 0.4f, 0.3f}, {0.05f, -0.7f, 0.0f}};
   for (int64_t t = 1; t <= 3; ++t) {
     const std::vector<float>& g = grads[t - 1];
-    set_grad(weight, {g[0], g[1]});
-    set_grad(bias, {g[2]});
+    write_grad(weight, {g[0], g[1]});
+    write_grad(bias, {g[2]});
     adamw.step();
     w0.step(g[0], t, 0.1, 0.9, 0.999, 1e-8, 0.1);
     w1.step(g[1], t, 0.1, 0.9, 0.999, 1e-8, 0.1);
@@ -135,8 +151,10 @@ TEST_CASE("AdamW: a restored state continues exactly like the original") {
 
 TEST_CASE("SGD with momentum: buf = momentum buf + g, p -= lr buf") {
   const Tensor p = parameter({1, 2}, {2});
-  SGD sgd({p}, SGDOptions{0.1, 0.9, 0.0});
-  set_grad(p, {0.5, -1});
+  Holder holder({{"p", p}});
+  ParameterArena arena(holder);
+  SGD sgd(arena, SGDOptions{0.1, 0.9, 0.0});
+  write_grad(p, {0.5, -1});
   sgd.step();  // buf = g
   CHECK(p.to_vector<float>()[0] == doctest::Approx(0.95));
   CHECK(p.to_vector<float>()[1] == doctest::Approx(2.1));

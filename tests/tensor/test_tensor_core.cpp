@@ -88,3 +88,32 @@ TEST_CASE("shape helpers") {
   CHECK(normalize_dim(-1, 3, "t") == 2);
   CHECK_THROWS_WITH_AS(normalize_dim(3, 3, "sum"), doctest::Contains("sum: dim 3 is out of range"), Error);
 }
+
+TEST_CASE("rebind_to moves every handle of a leaf onto a buffer and keeps the contiguity flag right") {
+  const Tensor base = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor leaf = raw::transpose(base, 0, 1);  // (3, 2), not contiguous
+  const Tensor other_handle = leaf;
+  REQUIRE_FALSE(leaf.is_contiguous());
+  const Tensor buffer = from_vector<float>({0, 10, 20, 30, 40, 50, 60, 70});
+  leaf.rebind_to(buffer, 2);
+  CHECK(other_handle.shape() == Shape{3, 2});
+  CHECK(other_handle.is_contiguous());
+  CHECK(other_handle.strides() == Strides{2, 1});
+  CHECK(other_handle.storage() == buffer.storage());
+  CHECK(other_handle.offset() == 2);
+  CHECK(other_handle.to_vector<float>() == std::vector<float>{20, 30, 40, 50, 60, 70});
+  CHECK(base.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});  // the old storage is untouched
+}
+
+TEST_CASE("rebind_to refuses what would break the view") {
+  Tensor leaf = zeros({2, 2});
+  CHECK_THROWS_WITH_AS(leaf.rebind_to(zeros({3}), 0), doctest::Contains("4 elements from element 0 do not fit a buffer of 3"), Error);
+  CHECK_THROWS_WITH_AS(leaf.rebind_to(zeros({8}), 5), doctest::Contains("from element 5 do not fit"), Error);
+  CHECK_THROWS_WITH_AS(leaf.rebind_to(zeros({8}), -1), doctest::Contains("do not fit"), Error);
+  CHECK_THROWS_WITH_AS(leaf.rebind_to(zeros({8}, DType::Float64), 0), doctest::Contains("contiguous 1-D float32"), Error);
+  CHECK_THROWS_WITH_AS(leaf.rebind_to(zeros({2, 4}), 0), doctest::Contains("got float32 of shape (2, 4)"), Error);
+  CHECK_THROWS_WITH_AS(leaf.rebind_to(raw::slice(zeros({8}), 0, 0, 8, 2), 0), doctest::Contains("contiguous 1-D"),
+                       Error);
+  CHECK(leaf.storage() != nullptr);
+  CHECK(leaf.offset() == 0);
+}
