@@ -22,7 +22,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/vector_math.h"
 #include "tensor/view.h"
 

@@ -19,7 +19,7 @@
 #include "autograd/ops.h"
 #include "tensor/vector_math.h"
 #include "tensor/factory.h"
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg::nn {

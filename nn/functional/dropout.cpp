@@ -6,7 +6,7 @@
 
 #include "autograd/elementwise_ops.h"
 #include "autograd/node.h"
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg::nn {

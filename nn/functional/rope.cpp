@@ -12,7 +12,7 @@
 
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
