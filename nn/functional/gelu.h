@@ -9,12 +9,11 @@
 #pragma once
 #include <cmath>
 
+#include "nn/gelu_approximation.h"
 #include "tensor/tensor.h"
 #include "tensor/vector_math.h"
 
 namespace tg::nn {
-
-enum class GeluApproximation { Tanh, Erf };
 
 // The constants of both forms (forward, backward and the reference composition).
 inline constexpr double kGeluSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
