@@ -26,7 +26,6 @@
 // that memory but costs one more q k^T product and softmax, and measured slower here.
 #include "nn/functional/attention.h"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -39,6 +38,7 @@
 #include "autograd/ops.h"
 #include "tensor/vector_math.h"
 #include "tensor/factory.h"
+#include "tensor/gemm.h"
 #include "tensor/gemv.h"
 #include "tensor/view.h"
 
@@ -63,18 +63,6 @@ bool worth_parallel(const AttentionShape& shape) {
   return shape.batch * shape.heads * shape.queries * shape.keys * shape.head_size >= kParallelWork;
 }
 
-// C = alpha op(A) op(B) + beta C, row-major, in the precision of T.
-inline void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-inline void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
-                 int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
 // One (B, NH, T, HS) operand as BLAS sees it: a base pointer, strides for b and h,
 // and the stride between rows (positions).
 template <class T>
@@ -86,7 +74,7 @@ struct HeadRows {
 
 // A view BLAS can read in place: last dim contiguous and rows at least HS apart
 // (a leading dimension below HS is illegal). Anything else is copied first.
-Tensor blas_readable(const Tensor& x) {
+Tensor blas_readable_head_rows(const Tensor& x) {
   const int64_t head_size = x.size(3);
   const bool rows_ok = x.size(2) == 1 || x.stride(2) >= head_size;
   const bool last_ok = x.size(3) == 1 || x.stride(3) == 1;
@@ -167,12 +155,12 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
         const int64_t rows = std::min(kQueryBlock, shape.queries - first);
         const int64_t visible_end = shape.offset() + first + rows;  // keys the block's last row sees
         T* scores = weights_pair ? weights_pair + first * keys : scratch.data();
-        gemm(false, true, rows, visible_end, head_size, scale, q_pair + first * q.row_stride, q.row_stride, k_pair,
-             k.row_stride, T(0), scores, keys);
+        raw::gemm(false, true, rows, visible_end, head_size, scale, q_pair + first * q.row_stride, q.row_stride,
+                  k_pair, k.row_stride, T(0), scores, keys);
         for (int64_t r = 0; r < rows; ++r)
           causal_softmax_row(scores + r * keys, shape.offset() + first + r + 1, visible_end);
-        gemm(false, false, rows, head_size, visible_end, T(1), scores, keys, v_pair, v.row_stride, T(0),
-             y_pair + first * channels, channels);
+        raw::gemm(false, false, rows, head_size, visible_end, T(1), scores, keys, v_pair, v.row_stride, T(0),
+                  y_pair + first * channels, channels);
       }
     }
   }
@@ -212,12 +200,12 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
         const T* block_weights = weights_pair + first * keys;
         const T* block_dy = dy_pair + first * channels;
         if (dv_pair)
-          gemm(true, false, visible_end, head_size, rows, T(1), block_weights, keys, block_dy, channels, T(1), dv_pair,
-               channels);
+          raw::gemm(true, false, visible_end, head_size, rows, T(1), block_weights, keys, block_dy, channels, T(1),
+                    dv_pair, channels);
         if (!needs_scores_grad) continue;
         T* block_dscores = dscores.data();
-        gemm(false, true, rows, visible_end, head_size, T(1), block_dy, channels, v_pair, v.row_stride, T(0),
-             block_dscores, keys);
+        raw::gemm(false, true, rows, visible_end, head_size, T(1), block_dy, channels, v_pair, v.row_stride, T(0),
+                  block_dscores, keys);
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t visible = shape.offset() + first + r + 1;
           const T* p = block_weights + r * keys;
@@ -230,11 +218,11 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
           for (int64_t j = visible; j < visible_end; ++j) ds[j] = 0;
         }
         if (dq_pair)
-          gemm(false, false, rows, head_size, visible_end, T(1), block_dscores, keys, k_pair, k.row_stride, T(0),
-               dq_pair + first * channels, channels);
+          raw::gemm(false, false, rows, head_size, visible_end, T(1), block_dscores, keys, k_pair, k.row_stride,
+                    T(0), dq_pair + first * channels, channels);
         if (dk_pair)
-          gemm(true, false, visible_end, head_size, rows, T(1), block_dscores, keys, q_pair + first * q.row_stride,
-               q.row_stride, T(1), dk_pair, channels);
+          raw::gemm(true, false, visible_end, head_size, rows, T(1), block_dscores, keys,
+                    q_pair + first * q.row_stride, q.row_stride, T(1), dk_pair, channels);
       }
     }
   }
@@ -266,7 +254,8 @@ Tensor head_major_gradient(const AttentionShape& shape, int64_t positions, DType
 
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
   const AttentionShape shape = check_arguments("causal_attention", q, k, &v);
-  const Tensor q_rows = blas_readable(q), k_rows = blas_readable(k), v_rows = blas_readable(v);
+  const Tensor q_rows = blas_readable_head_rows(q), k_rows = blas_readable_head_rows(k);
+  const Tensor v_rows = blas_readable_head_rows(v);
   const bool save_weights = any_requires_grad({q, k, v});
   Tensor y = Tensor::empty({shape.batch, shape.queries, shape.channels()}, q.dtype());
   Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())
@@ -294,7 +283,7 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
 
 Tensor causal_attention_weights(const Tensor& q, const Tensor& k) {
   const AttentionShape shape = check_arguments("causal_attention_weights", q, k, nullptr);
-  const Tensor q_rows = blas_readable(q), k_rows = blas_readable(k);
+  const Tensor q_rows = blas_readable_head_rows(q), k_rows = blas_readable_head_rows(k);
   // The forward kernel also needs v and writes y; v = k (same shape) serves, and y is discarded.
   Tensor y = Tensor::empty({shape.batch, shape.queries, shape.channels()}, q.dtype());
   Tensor weights = zeros({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype());
