@@ -10,6 +10,7 @@
 #include "nn/functional/gelu.h"
 #include "nn/functional/layer_norm.h"
 #include "nn/functional/rope.h"
+#include "nn/functional/rope_kernels.h"
 #include "nn/linear.h"
 #include "nn/positional.h"
 #include "tensor/softmax.h"
