@@ -87,6 +87,8 @@ struct AttentionStep {
     const int64_t channels = heads * head_size, capacity = cache.keys.size(2);
     const auto [first, last] = team.share(heads);
     for (int64_t head = first; head < last; ++head) {
+      // This head's q, k, v in qkv, as nn::split_heads lays them out (which takes
+      // tensors; the step works on raw floats).
       const float* q = qkv + head * head_size;
       const float* k = qkv + channels + head * head_size;
       const float* v = qkv + 2 * channels + head * head_size;
