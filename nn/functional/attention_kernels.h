@@ -31,9 +31,6 @@
 // Saving the weights costs B * NH * Tq * Tk floats (100 MB per layer at B=64,
 // NH=6, T=256); recomputing them in backward (as FlashAttention does) would save
 // that memory but costs one more q k^T product and softmax, and measured slower here.
-//
-// The softmax rows here sum in the working precision (float for float) with
-// exp_fast: tensor/softmax.h says why this hot kernel differs from raw::softmax.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -89,7 +86,8 @@ HeadInputs<T> head_inputs(const HeadRows<T>& q, const HeadRows<T>& k, const Head
 
 // Forward of one row of scores (row_end) -> weights (row_end): keys
 // 0..visible-1 turn into their softmax, keys visible..row_end-1 (inside the
-// block's product but masked) into zeros.
+// block's product but masked) into zeros. Not raw::softmax's row: it masks by
+// index, in place, and sums in float (the accumulation policy: tensor/softmax.h).
 template <class T>
 void causal_softmax_row(T* row, int64_t visible, int64_t row_end) {
   T row_max = row[0];
