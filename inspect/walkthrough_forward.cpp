@@ -170,8 +170,9 @@ Tensor traced_layer_norm(const std::string& kind, const Tensor& x, const Tensor&
   return y;
 }
 
-// mask (T, T): true above the diagonal, where key j comes after query i.
-// x (1, T, C) -> the attention branch's output (1, T, C), as nn::CausalSelfAttention.
+// normed (1, T, C) -> the attention branch's output (1, T, C), as
+// nn::CausalSelfAttention, with the mask (T, T) built: true above the diagonal,
+// where key j comes after query i.
 Tensor traced_attention(const Tensor& normed, const BlockParameters& parameters, const GPTConfig& config,
                         StageLog& log) {
   const int64_t time = normed.size(1), channels = config.n_embd, head_size = channels / config.n_head;

@@ -3,10 +3,11 @@
 //
 // At batch 1 every weight is read once per token for one multiply-add, so a
 // step is bound by memory bandwidth (498 MB per token for gpt2 124M). Module by
-// module (forward_cached's general path) each of the ~50 weight matrices opens
+// module (forward_cached's general path) each weight matrix (49 for gpt2) opens
 // its own parallel region, and with OMP_WAIT_POLICY=PASSIVE the idle thread is
 // woken from sleep for each one. Here the team (tensor/team.h) is woken once
-// per token and meets at a spinning barrier between phases:
+// per token and meets at a spinning barrier between phases, five per layer and
+// the LM head (61 phases, 60 barriers for gpt2):
 //
 //   x = embed(token, position)                                   (C)   before the region
 //   per block:

@@ -2,7 +2,7 @@
 //
 //   x (B, T, C) -> qkv (B, T, 3C)                 one fused Linear(C, 3C)
 //     -> view (B, T, 3, NH, HS) -> q, k, v        select + permute: (B, NH, T, HS) views, no copies
-//     -> [RoPE: q, k rotated by position]         nn::rope
+//     -> [RoPE: q, k rotated by position]         nn::rope (both steps: split_heads below)
 //     -> y (B, T, C)                              nn::causal_attention (heads merged)
 //     -> c_proj (B, T, C) -> dropout               Linear(C, C)
 //
