@@ -27,11 +27,11 @@ void dropout_kernel(const T* in, T* out, int64_t count, const Generator& generat
   // Kept when the 32-bit draw is >= p * 2^32, which happens with probability 1 - p
   // (up to 2^-32 rounding).
   const uint64_t threshold = static_cast<uint64_t>(std::ldexp(p, 32));
-  const int64_t pairs = static_cast<int64_t>(draws_for(count));
+  const int64_t draws = static_cast<int64_t>(draws_for(count));
 #pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
-  for (int64_t pair = 0; pair < pairs; ++pair) {
-    const uint64_t bits = generator.bits(first + static_cast<uint64_t>(pair));
-    const int64_t i = 2 * pair;
+  for (int64_t draw = 0; draw < draws; ++draw) {
+    const uint64_t bits = generator.bits(first + static_cast<uint64_t>(draw));
+    const int64_t i = 2 * draw;
     out[i] = (bits & 0xFFFFFFFFu) >= threshold ? in[i] * scale : T(0);
     if (i + 1 < count) out[i + 1] = (bits >> 32) >= threshold ? in[i + 1] * scale : T(0);
   }
