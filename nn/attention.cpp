@@ -7,6 +7,8 @@
 namespace tg::nn {
 
 QKVHeads split_heads(const Tensor& qkv, const TransformerOptions& options, int64_t position_offset) {
+  check(qkv.dim() == 3 && qkv.size(2) == 3 * options.n_embd, "split_heads: qkv of shape ", qkv.shape(),
+        " must be (B, T, 3C) with C = ", options.n_embd);
   const int64_t batch = qkv.size(0), time = qkv.size(1);
   const Tensor parts = view(qkv, {batch, time, 3, options.n_head, options.head_size()});  // (B, T, 3, NH, HS)
   auto part = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };  // (B, NH, T, HS)
@@ -36,7 +38,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x) const {
   check_input(x);
   const QKVHeads heads = split_heads(qkv_->forward(x), options_, 0);  // (B, NH, T, HS) each
   const Tensor merged = causal_attention(heads.q, heads.k, heads.v);  // (B, T, C)
-  return dropout_->forward(c_proj_->forward(merged));             // (B, T, C)
+  return dropout_->forward(c_proj_->forward(merged));                 // (B, T, C)
 }
 
 std::string CausalSelfAttention::describe() const {

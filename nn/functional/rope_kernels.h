@@ -29,7 +29,8 @@ namespace tg::nn {
 // The angle by which channel pair i of a head of size HS turns at a position:
 // position * base^(-2i / HS).
 inline double rope_angle(int64_t position, int64_t pair, int64_t head_size, double base) {
-  return static_cast<double>(position) * std::pow(base, -2.0 * static_cast<double>(pair) / static_cast<double>(head_size));
+  const double exponent = -2.0 * static_cast<double>(pair) / static_cast<double>(head_size);
+  return static_cast<double>(position) * std::pow(base, exponent);
 }
 
 // The tables rope turns by: cos and sin of rope_angle(position_offset + t, i)
