@@ -6,10 +6,11 @@
 #include "autograd/ops.h"
 #include "inspect/format.h"
 #include "inspect/stage_descriptions.h"
+#include "nn/attention.h"
 #include "nn/functional/attention.h"
 #include "nn/functional/gelu.h"
 #include "nn/functional/layer_norm.h"
-#include "nn/functional/rope.h"
+#include "nn/functional/rope_kernels.h"
 #include "nn/linear.h"
 #include "nn/positional.h"
 #include "tensor/softmax.h"
@@ -169,22 +170,15 @@ Tensor traced_layer_norm(const std::string& kind, const Tensor& x, const Tensor&
   return y;
 }
 
-// mask (T, T): true above the diagonal, where key j comes after query i.
-// x (1, T, C) -> the attention branch's output (1, T, C), as nn::CausalSelfAttention.
+// normed (1, T, C) -> the attention branch's output (1, T, C), as
+// nn::CausalSelfAttention, with the mask (T, T) built: true above the diagonal,
+// where key j comes after query i.
 Tensor traced_attention(const Tensor& normed, const BlockParameters& parameters, const GPTConfig& config,
                         StageLog& log) {
-  const int64_t time = normed.size(1), channels = config.n_embd, heads = config.n_head;
-  const int64_t head_size = channels / heads;
+  const int64_t time = normed.size(1), channels = config.n_embd, head_size = channels / config.n_head;
   const Tensor qkv = nn::linear(normed, parameters["attn.qkv.weight"], parameters["attn.qkv.bias"]);  // (1, T, 3C)
-  const Tensor parts = view(qkv, {1, time, 3, heads, head_size});                                // (1, T, 3, NH, HS)
-  auto head_major = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };  // (1, NH, T, HS)
-  Tensor q = head_major(0), k = head_major(1);
-  const Tensor v = head_major(2);
+  const auto [q, k, v] = nn::split_heads(qkv, config.transformer_options(qkv.dtype()), 0);  // (1, NH, T, HS) each
   const bool rope = config.positional == PositionalEncoding::Rope;
-  if (rope) {
-    q = nn::rope(q, 0, config.rope_base);
-    k = nn::rope(k, 0, config.rope_base);
-  }
   const Shapes projection_inputs = linear_inputs(normed, channels, channels, config);  // a third of qkv each
   for (const auto& [kind, heads_tensor] : {std::pair{"q", q}, std::pair{"k", k}, std::pair{"v", v}}) {
     Stage* stage = log.add_per_head(kind, projection_inputs, heads_tensor, StageView::Values);

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include <nlohmann/json.hpp>
+
 namespace tg {
 
 namespace {

@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
-#include "nn/functional/gelu.h"
+#include "nn/gelu_approximation.h"
 #include "nn/transformer_options.h"
 
 namespace tg {
@@ -68,6 +68,8 @@ struct GPTConfig {
   // The options every block's layers take.
   nn::TransformerOptions transformer_options(DType dtype = DType::Float32) const;
 
+  // JSON is only forward-declared here (json_fwd.hpp), so that models/gpt.h does
+  // not pull it in; a caller that reads or writes the value includes <nlohmann/json.hpp>.
   nlohmann::json to_json() const;
   // Needs the five sizes (vocab_size, block_size, n_layer, n_head, n_embd); other
   // missing keys keep their defaults; unknown keys or wrong types throw; validates.

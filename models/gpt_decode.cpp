@@ -3,10 +3,11 @@
 //
 // At batch 1 every weight is read once per token for one multiply-add, so a
 // step is bound by memory bandwidth (498 MB per token for gpt2 124M). Module by
-// module (forward_cached's general path) each of the ~50 weight matrices opens
+// module (forward_cached's general path) each weight matrix (49 for gpt2) opens
 // its own parallel region, and with OMP_WAIT_POLICY=PASSIVE the idle thread is
 // woken from sleep for each one. Here the team (tensor/team.h) is woken once
-// per token and meets at a spinning barrier between phases:
+// per token and meets at a spinning barrier between phases, five per layer and
+// the LM head (61 phases, 60 barriers for gpt2):
 //
 //   x = embed(token, position)                                   (C)   before the region
 //   per block:
@@ -26,10 +27,10 @@
 // any thread count (tests/models/test_gpt_decode.cpp).
 #include "autograd/grad_mode.h"
 #include "models/gpt.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/gelu.h"
-#include "nn/functional/layer_norm.h"
-#include "nn/functional/rope.h"
+#include "nn/functional/attention_kernels.h"
+#include "nn/functional/gelu_kernels.h"
+#include "nn/functional/layer_norm_kernels.h"
+#include "nn/functional/rope_kernels.h"
 #include "tensor/gemv.h"
 #include "tensor/team.h"
 #include "tensor/view.h"
@@ -87,6 +88,8 @@ struct AttentionStep {
     const int64_t channels = heads * head_size, capacity = cache.keys.size(2);
     const auto [first, last] = team.share(heads);
     for (int64_t head = first; head < last; ++head) {
+      // This head's q, k, v in qkv, as nn::split_heads lays them out (which takes
+      // tensors; the step works on raw floats).
       const float* q = qkv + head * head_size;
       const float* k = qkv + channels + head * head_size;
       const float* v = qkv + 2 * channels + head * head_size;

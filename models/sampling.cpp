@@ -54,7 +54,8 @@ int64_t choose_next_token(std::vector<float> logits, const std::vector<int64_t>&
   if (options.top_k > 0) kept = std::min(kept, static_cast<size_t>(options.top_k));
 
   // Softmax of logits / temperature over the kept tokens, in double; subtracting
-  // the largest logit keeps exp() from overflowing.
+  // the largest logit keeps exp() from overflowing. Not raw::softmax: a top-k
+  // subset in probability order, and double throughout (the policy: tensor/softmax.h).
   const double largest = logits[order[0]];
   std::vector<double> probabilities(kept);
   double total = 0;

@@ -6,6 +6,20 @@
 
 namespace tg::nn {
 
+QKVHeads split_heads(const Tensor& qkv, const TransformerOptions& options, int64_t position_offset) {
+  check(qkv.dim() == 3 && qkv.size(2) == 3 * options.n_embd, "split_heads: qkv of shape ", qkv.shape(),
+        " must be (B, T, 3C) with C = ", options.n_embd);
+  const int64_t batch = qkv.size(0), time = qkv.size(1);
+  const Tensor parts = view(qkv, {batch, time, 3, options.n_head, options.head_size()});  // (B, T, 3, NH, HS)
+  auto part = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };  // (B, NH, T, HS)
+  QKVHeads heads{part(0), part(1), part(2)};
+  if (options.rope) {
+    heads.q = rope(heads.q, position_offset, options.rope_base);
+    heads.k = rope(heads.k, position_offset, options.rope_base);
+  }
+  return heads;
+}
+
 CausalSelfAttention::CausalSelfAttention(const TransformerOptions& options, std::shared_ptr<Generator> dropout_generator)
     : options_(options) {
   options.validate();
@@ -20,23 +34,11 @@ void CausalSelfAttention::check_input(const Tensor& x) const {
         " must be (B, T, C) with C = ", options_.n_embd);
 }
 
-CausalSelfAttention::Heads CausalSelfAttention::split_heads(const Tensor& qkv, int64_t position_offset) const {
-  const int64_t batch = qkv.size(0), time = qkv.size(1);
-  const Tensor parts = view(qkv, {batch, time, 3, options_.n_head, options_.head_size()});  // (B, T, 3, NH, HS)
-  auto part = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };  // (B, NH, T, HS)
-  Heads heads{part(0), part(1), part(2)};
-  if (options_.rope) {
-    heads.q = rope(heads.q, position_offset, options_.rope_base);
-    heads.k = rope(heads.k, position_offset, options_.rope_base);
-  }
-  return heads;
-}
-
 Tensor CausalSelfAttention::forward(const Tensor& x) const {
   check_input(x);
-  const Heads heads = split_heads(qkv_->forward(x), 0);          // (B, NH, T, HS) each
+  const QKVHeads heads = split_heads(qkv_->forward(x), options_, 0);  // (B, NH, T, HS) each
   const Tensor merged = causal_attention(heads.q, heads.k, heads.v);  // (B, T, C)
-  return dropout_->forward(c_proj_->forward(merged));             // (B, T, C)
+  return dropout_->forward(c_proj_->forward(merged));                 // (B, T, C)
 }
 
 std::string CausalSelfAttention::describe() const {

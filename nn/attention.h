@@ -2,7 +2,7 @@
 //
 //   x (B, T, C) -> qkv (B, T, 3C)                 one fused Linear(C, 3C)
 //     -> view (B, T, 3, NH, HS) -> q, k, v        select + permute: (B, NH, T, HS) views, no copies
-//     -> [RoPE: q, k rotated by position]         nn::rope
+//     -> [RoPE: q, k rotated by position]         nn::rope (both steps: split_heads below)
 //     -> y (B, T, C)                              nn::causal_attention (heads merged)
 //     -> c_proj (B, T, C) -> dropout               Linear(C, C)
 //
@@ -17,6 +17,19 @@
 #include "nn/transformer_options.h"
 
 namespace tg::nn {
+
+// q, k, v of one fused QKV projection, (B, NH, T, HS) each.
+struct QKVHeads {
+  Tensor q, k, v;
+};
+
+// qkv (B, T, 3C) -> q, k, v (B, NH, T, HS): viewed as (B, T, 3, NH, HS), each
+// third selected and permuted, so they are strided views of qkv, no copies.
+// With options.rope, q and k are then rotated by position position_offset + t
+// (nn::rope), which makes them new tensors. Differentiable. The split the module,
+// its cached forward and the walk-through all use; the fused decode step reads
+// the same layout through raw pointers (models/gpt_decode.cpp).
+QKVHeads split_heads(const Tensor& qkv, const TransformerOptions& options, int64_t position_offset);
 
 // The keys and values of the positions seen so far by one layer, for generation.
 struct KVCache {
@@ -42,11 +55,6 @@ class CausalSelfAttention : public Module {
   std::string describe() const override;
 
  private:
-  struct Heads {
-    Tensor q, k, v;  // (B, NH, T, HS) each
-  };
-  // qkv (B, T, 3C) -> q, k, v as strided views (RoPE, when on, makes q and k new tensors).
-  Heads split_heads(const Tensor& qkv, int64_t position_offset) const;
   void check_input(const Tensor& x) const;
 
   TransformerOptions options_;

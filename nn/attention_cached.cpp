@@ -27,7 +27,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, KVCache& cache) cons
         " new positions exceed the cache capacity ", capacity);
   NoGradGuard no_grad;
   // New positions sit at absolute positions start .. start + Tnew - 1 (RoPE rotates by those).
-  const Heads heads = split_heads(qkv_->forward(x), start);  // (B, NH, Tnew, HS) each
+  const QKVHeads heads = split_heads(qkv_->forward(x), options_, start);  // (B, NH, Tnew, HS) each
   raw::copy_(raw::narrow(cache.keys, 2, start, new_positions), heads.k);
   raw::copy_(raw::narrow(cache.values, 2, start, new_positions), heads.v);
   cache.length = start + new_positions;

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "nn/functional/gelu.h"
+#include "nn/gelu_approximation.h"
 #include "tensor/dtype.h"
 
 namespace tg::nn {

@@ -7,6 +7,7 @@
 
 #include "tensor/factory.h"
 #include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg::raw {

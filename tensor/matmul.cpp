@@ -1,14 +1,18 @@
 #include "tensor/matmul.h"
 
+// cblas_sgemv / cblas_dgemv are called here directly: gemv below is their only
+// user. Matrix products go through raw::gemm (tensor/gemm.h).
 #include <cblas.h>
 
 #include <algorithm>
 #include <climits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/gemm.h"
 #include "tensor/gemv.h"
 #include "tensor/view.h"
 
@@ -22,7 +26,7 @@ namespace {
 // last two dims are row-major or column-major needs no copy.
 struct MatrixLayout {
   bool fits = false;  // false: neither layout: the operand must be made contiguous
-  CBLAS_TRANSPOSE transpose = CblasNoTrans;
+  bool transposed = false;
   int64_t leading_dim = 0;
 };
 
@@ -31,11 +35,11 @@ struct MatrixLayout {
 MatrixLayout layout_of(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
   if (cols == 1 || col_stride == 1) {
     const int64_t ld = rows == 1 ? std::max<int64_t>(1, cols) : row_stride;
-    if (ld >= std::max<int64_t>(1, cols)) return {true, CblasNoTrans, ld};
+    if (ld >= std::max<int64_t>(1, cols)) return {true, false, ld};
   }
   if (rows == 1 || row_stride == 1) {
     const int64_t ld = cols == 1 ? std::max<int64_t>(1, rows) : col_stride;
-    if (ld >= std::max<int64_t>(1, rows)) return {true, CblasTrans, ld};
+    if (ld >= std::max<int64_t>(1, rows)) return {true, true, ld};
   }
   return {};
 }
@@ -44,21 +48,21 @@ MatrixLayout layout_of(const Tensor& x) {
   return layout_of(x.size(-2), x.size(-1), x.stride(-2), x.stride(-1));
 }
 
-// x itself when BLAS can read its last two dims, else a contiguous copy.
-Tensor blas_readable(const Tensor& x) { return layout_of(x).fits ? x : contiguous(x); }
+// x itself when BLAS can read its last two dims as a matrix (row- or
+// column-major), else a contiguous copy.
+Tensor blas_readable_matrices(const Tensor& x) { return layout_of(x).fits ? x : contiguous(x); }
 
-// out (n) = alpha * x (k) @ b (k, n) + beta * out: one row times a matrix, as a
-// matrix-vector product. x's elements are x_step apart, out's contiguous. b is
-// either row-major (k, n), read as y = b^T x, or the transpose of a row-major
+// out (n) = x (k) @ b (k, n): one row times a matrix, as a matrix-vector
+// product. x's elements are x_step apart, out's contiguous. b is either
+// row-major (k, n), read as y = b^T x, or the transpose of a row-major
 // (n, k) matrix W (a Linear's weight, the tied embeddings), read as y = W x.
 // A float W, every weight of a decode step, goes to our gemv_rows (tensor/gemv.h),
 // which streams it faster than OpenBLAS's sgemv (bench/run_matmul.sh); the rest to BLAS.
 template <class T>
-void gemv(const MatrixLayout& b, int64_t n, int64_t k, T alpha, const T* x, int64_t x_step, const T* b_data, T beta,
-          T* out) {
+void gemv(const MatrixLayout& b, int64_t n, int64_t k, const T* x, int64_t x_step, const T* b_data, T* out) {
   const auto i = [](int64_t value) { return static_cast<int>(value); };
   // In row-major terms gemv reads a (rows, cols) matrix; a transposed b is W (n, k) as stored.
-  const bool stored_as_w = b.transpose == CblasTrans;
+  const bool stored_as_w = b.transposed;
   if constexpr (std::is_same_v<T, float>) {
     if (stored_as_w) {
       std::vector<float> x_contiguous;  // gemv_rows reads x contiguous; k floats are cheap to gather
@@ -67,44 +71,35 @@ void gemv(const MatrixLayout& b, int64_t n, int64_t k, T alpha, const T* x, int6
         for (int64_t p = 0; p < k; ++p) x_contiguous[p] = x[p * x_step];
         x = x_contiguous.data();
       }
-      gemv_rows(n, k, alpha, b_data, b.leading_dim, x, beta, out);
+      gemv_rows(n, k, 1.0f, b_data, b.leading_dim, x, 0.0f, out);
       return;
     }
   }
   const CBLAS_TRANSPOSE transpose = stored_as_w ? CblasNoTrans : CblasTrans;
   const int64_t rows = stored_as_w ? n : k, cols = stored_as_w ? k : n;
-  // beta = 0 must overwrite even NaN garbage in a fresh buffer; scaling by 0 need not.
-  if (beta == T(0)) {
-    std::fill_n(out, n, T(0));
-    beta = T(1);
-  }
+  // out is a fresh buffer: zeroed and added to (beta = 1), since BLAS's beta = 0
+  // may scale its garbage by 0 instead of overwriting it, keeping a NaN.
+  std::fill_n(out, n, T(0));
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemv(CblasRowMajor, transpose, i(rows), i(cols), alpha, b_data, i(b.leading_dim), x, i(x_step), beta, out, 1);
+    cblas_sgemv(CblasRowMajor, transpose, i(rows), i(cols), 1.0f, b_data, i(b.leading_dim), x, i(x_step), 1.0f, out, 1);
   } else {
-    cblas_dgemv(CblasRowMajor, transpose, i(rows), i(cols), alpha, b_data, i(b.leading_dim), x, i(x_step), beta, out, 1);
+    cblas_dgemv(CblasRowMajor, transpose, i(rows), i(cols), 1.0, b_data, i(b.leading_dim), x, i(x_step), 1.0, out, 1);
   }
 }
 
-// out (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * out.
+// out (m, n) = op(a) (m, k) @ op(b) (k, n).
 // A single row (m == 1, each step of generation) goes to gemv: OpenBLAS's sgemm
 // packs (copies) all of b before multiplying even for one row, which for the
 // weights of a decode step more than doubles the memory traffic.
 template <class T>
-void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, T alpha, const T* a_data,
-          const T* b_data, T beta, T* out, int64_t out_ld) {
-  const auto i = [](int64_t value) { return static_cast<int>(value); };
+void matrix_product(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* a_data,
+                    const T* b_data, T* out, int64_t out_ld) {
   if (m == 1) {
-    // The row's elements are 1 apart as stored (NoTrans), or leading_dim apart (a column read as a row).
-    gemv<T>(b, n, k, alpha, a_data, a.transpose == CblasNoTrans ? 1 : a.leading_dim, b_data, beta, out);
+    // The row's elements are 1 apart as stored, or leading_dim apart (a column read as a row).
+    gemv<T>(b, n, k, a_data, a.transposed ? a.leading_dim : 1, b_data, out);
     return;
   }
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, a.transpose, b.transpose, i(m), i(n), i(k), alpha, a_data, i(a.leading_dim), b_data,
-                i(b.leading_dim), beta, out, i(out_ld));
-  } else {
-    cblas_dgemm(CblasRowMajor, a.transpose, b.transpose, i(m), i(n), i(k), alpha, a_data, i(a.leading_dim), b_data,
-                i(b.leading_dim), beta, out, i(out_ld));
-  }
+  gemm(a.transposed, b.transposed, m, n, k, T(1), a_data, a.leading_dim, b_data, b.leading_dim, T(0), out, out_ld);
 }
 
 // BLAS takes int sizes and strides.
@@ -170,32 +165,18 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b) {
   // single large gemm (B*T, C) @ (C, N) replaces B small ones.
   int64_t a_batch_stride = 0, b_batch_stride = 0;
   const bool b_shared = single_batch_stride(b, b_batch_stride) && b_batch_stride == 0;
-  const bool a_rows_run_on = a_layout.transpose == CblasNoTrans && single_batch_stride(a, a_batch_stride) &&
+  const bool a_rows_run_on = !a_layout.transposed && single_batch_stride(a, a_batch_stride) &&
                              (batches == 1 || a_batch_stride == m * a_layout.leading_dim);
   if (b_shared && a_rows_run_on && batches * m <= INT_MAX) {
-    gemm<T>(a_layout, b_layout, batches * m, n, k, T(1), a_data, b_data, T(0), out_data, n);
+    matrix_product<T>(a_layout, b_layout, batches * m, n, k, a_data, b_data, out_data, n);
     return;
   }
   // Otherwise one gemm per batch; each is multi-threaded inside OpenBLAS, so this
   // loop stays serial (BLAS must not be called from an OpenMP parallel region).
   const std::vector<int64_t> a_offsets = batch_offsets(a), b_offsets = batch_offsets(b);
   for (int64_t batch = 0; batch < batches; ++batch)
-    gemm<T>(a_layout, b_layout, m, n, k, T(1), a_data + a_offsets[batch], b_data + b_offsets[batch], T(0),
-            out_data + batch * m * n, n);
-}
-
-// Batch dims broadcast as in elementwise ops; the message names the full shapes.
-Shape broadcast_batch(const Shape& a, const Shape& b, const Shape& a_full, const Shape& b_full) {
-  const size_t ndim = std::max(a.size(), b.size());
-  Shape out(ndim);
-  for (size_t i = 0; i < ndim; ++i) {
-    const int64_t size_a = i < ndim - a.size() ? 1 : a[i - (ndim - a.size())];
-    const int64_t size_b = i < ndim - b.size() ? 1 : b[i - (ndim - b.size())];
-    check(size_a == size_b || size_a == 1 || size_b == 1, "matmul: batch dims of shapes ", a_full, " and ", b_full,
-          " cannot be broadcast (", size_a, " vs ", size_b, ")");
-    out[i] = size_a == 1 ? size_b : size_a;
-  }
-  return out;
+    matrix_product<T>(a_layout, b_layout, m, n, k, a_data + a_offsets[batch], b_data + b_offsets[batch],
+                      out_data + batch * m * n, n);
 }
 
 }  // namespace
@@ -215,7 +196,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
   const Shape a_batch(a_matrix.shape().begin(), a_matrix.shape().end() - 2);
   const Shape b_batch(b_matrix.shape().begin(), b_matrix.shape().end() - 2);
-  const Shape batch = broadcast_batch(a_batch, b_batch, a.shape(), b.shape());
+  // Batch dims broadcast as in elementwise ops; an error names the full shapes first.
+  const std::string op = "matmul: batch dims of shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape());
+  const Shape batch = broadcast_shapes(a_batch, b_batch, op.c_str());
   Shape a_shape = batch, b_shape = batch, out_shape = batch;
   a_shape.insert(a_shape.end(), {m, k});
   b_shape.insert(b_shape.end(), {k, n});
@@ -226,8 +209,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (out.numel() > 0 && k == 0) fill_(out, 0);  // an empty sum
     if (out.numel() > 0 && k > 0) {
       // Copy (if at all) before expanding, so a broadcast operand is copied once, not per batch.
-      const Tensor a_operand = expand(blas_readable(a_matrix), a_shape);
-      const Tensor b_operand = expand(blas_readable(b_matrix), b_shape);
+      const Tensor a_operand = expand(blas_readable_matrices(a_matrix), a_shape);
+      const Tensor b_operand = expand(blas_readable_matrices(b_matrix), b_shape);
       check_fits_int(a_operand, "matmul");
       check_fits_int(b_operand, "matmul");
       batched_gemm<T>(out, a_operand, b_operand);
@@ -236,33 +219,6 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (a.dim() > 1) result_shape.push_back(m);
     if (b.dim() > 1) result_shape.push_back(n);
     return view(out, result_shape);
-  });
-}
-
-void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, float alpha, float beta) {
-  check(a.dim() == 2 && b.dim() == 2 && out.dim() == 2, "gemm_into: needs 2-D operands, got out ", out.shape(), ", a ",
-        a.shape(), " and b ", b.shape());
-  check(a.dtype() == b.dtype() && a.dtype() == out.dtype(), "gemm_into: dtypes differ: out ", dtype_name(out.dtype()),
-        ", a ", dtype_name(a.dtype()), ", b ", dtype_name(b.dtype()));
-  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  check(k == b.size(0), "gemm_into: shapes ", a.shape(), " and ", b.shape(), " cannot be multiplied (", k, " != ",
-        b.size(0), ")");
-  check(out.size(0) == m && out.size(1) == n, "gemm_into: out has shape ", out.shape(), " but ", a.shape(), " @ ",
-        b.shape(), " is (", m, ", ", n, ")");
-  check(out.is_contiguous(), "gemm_into: out of shape ", out.shape(), " must be contiguous, has strides ",
-        out.strides());
-  if (out.numel() == 0) return;
-  if (k == 0) {  // an empty sum: out = beta * out
-    if (beta == 0) fill_(out, 0);
-    else mul_(out, beta);
-    return;
-  }
-  visit_floating(a.dtype(), "gemm_into", [&]<class T>() {
-    const Tensor a_operand = blas_readable(a), b_operand = blas_readable(b);
-    check_fits_int(a_operand, "gemm_into");
-    check_fits_int(b_operand, "gemm_into");
-    gemm<T>(layout_of(a_operand), layout_of(b_operand), m, n, k, static_cast<T>(alpha), a_operand.data<T>(),
-            b_operand.data<T>(), static_cast<T>(beta), out.data<T>(), n);
   });
 }
 

@@ -1,4 +1,4 @@
-// Matrix products through BLAS (cblas_sgemm / cblas_dgemm).
+// Matrix products, handed to BLAS through raw::gemm (tensor/gemm.h).
 //
 //   (M, K) @ (K, N)           -> (M, N)
 //   (..., M, K) @ (..., K, N) -> (..., M, N)   batch dims broadcast
@@ -10,15 +10,14 @@
 // last two dims are neither row- nor column-major are made contiguous first.
 // One float row times a transposed weight (batch-1 generation: x (1, C) @ W^T)
 // runs our own bandwidth-bound kernel, raw::gemv_rows (tensor/gemv.h).
+// Its backward (autograd/matmul_op.cpp) is two more products through this
+// function on transposed views, dA = dC @ B^T and dB = A^T @ dC: fresh tensors,
+// which the autograd engine adds into any gradient already there.
 #pragma once
 #include "tensor/tensor.h"
 
 namespace tg::raw {
 
 Tensor matmul(const Tensor& a, const Tensor& b);
-
-// out = alpha * a @ b + beta * out, for 2-D operands (out contiguous, 2-D).
-// Lets backward passes accumulate into an existing gradient without a temporary.
-void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, float alpha = 1, float beta = 0);
 
 }  // namespace tg::raw

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 
 namespace tg {
 

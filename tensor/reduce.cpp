@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg::raw {

@@ -8,7 +8,8 @@
 //
 // Stability: softmax(x) = exp(x - m) / sum(exp(x - m)) with m the row max, so
 // no exp overflows and the largest term is exactly 1. A row of all -inf gives
-// -inf - -inf = NaN everywhere, as in PyTorch. Sums accumulate in double.
+// -inf - -inf = NaN everywhere, as in PyTorch. Sums accumulate in double (the
+// accumulation policy of every softmax: softmax.h).
 #include "tensor/softmax.h"
 
 #include <omp.h>
@@ -22,7 +23,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/vector_math.h"
 #include "tensor/view.h"
 

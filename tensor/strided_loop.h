@@ -10,7 +10,8 @@
 //                                 // steps[k]:   operand k's stride along the run
 //
 // so kernels write a plain inner loop that the compiler vectorises when the
-// steps are 1. Work is split over OpenMP threads when there is enough of it.
+// steps are 1. Work is split over OpenMP threads when there is enough of it
+// (kParallelThreshold, tensor/threads.h).
 #pragma once
 #include <omp.h>
 
@@ -19,12 +20,9 @@
 #include <cstdint>
 
 #include "tensor/shape.h"
+#include "tensor/threads.h"
 
 namespace tg {
-
-// Below this many elements a kernel runs on the calling thread: waking the team
-// costs more than it saves.
-inline constexpr int64_t kParallelThreshold = 32768;
 
 template <size_t N>
 struct StridedLoop {

@@ -8,11 +8,13 @@
 //     ... phase 2 ...
 //   });
 //
-// Why: a batch-1 decode step is ~50 small phases (one per weight matrix). Opening
-// a parallel region for each one wakes the sleeping OpenMP threads ~50 times per
-// token (OMP_WAIT_POLICY=PASSIVE puts them to sleep at once), tens of
-// microseconds each. One region per step, with this barrier between phases,
-// wakes them once.
+// Why: a batch-1 decode step is a chain of small dependent phases, 61 per token
+// for gpt2 (five per layer: the QKV product, attention, its projection, the
+// MLP's two products; then the LM head). Opening a parallel region per phase
+// (the module-by-module path opens one per weight matrix, 49 for gpt2) wakes the
+// sleeping OpenMP threads each time (OMP_WAIT_POLICY=PASSIVE puts them to sleep
+// at once), tens of microseconds each. One region per step, with this barrier
+// between phases, wakes them once.
 //
 // The barrier spins for a short while (kSpin) before it sleeps: the threads of
 // a step arrive within microseconds of each other, and spinning meets them

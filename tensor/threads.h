@@ -1,9 +1,14 @@
 // One knob for every thread: OpenMP's team, which the OpenMP build of OpenBLAS
 // shares, so BLAS calls and our kernels never oversubscribe the cores.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace tg {
+
+// Below this many elements a kernel runs on the calling thread: waking the team
+// costs more than it saves.
+inline constexpr int64_t kParallelThreshold = 32768;
 
 void set_num_threads(int threads);
 int num_threads();

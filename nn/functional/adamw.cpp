@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "tensor/error.h"
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 
 namespace tg::nn {
 

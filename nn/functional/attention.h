@@ -14,8 +14,11 @@
 // tensor. q, k, v may be any strided views whose last dim is contiguous — in a GPT
 // they are permuted slices of one fused QKV projection, and are read in place.
 // y comes out contiguous with the heads already concatenated, ready for the output
-// projection. Float32 or float64.
+// projection. Float32 or float64. The kernels, forward and backward side by side,
+// with the formulas of the backward: nn/functional/attention_kernels.h.
 #pragma once
+#include <cstdint>
+
 #include "tensor/tensor.h"
 
 namespace tg::nn {
@@ -24,18 +27,8 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);
 // The same composed of autograd ops: matmul, a masked_fill with a materialised
 // (Tq, Tk) mask, softmax, matmul, permute, reshape.
 Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v);
-// The attention weights of one call, (B, NH, Tq, Tk), zeros above the causal
-// diagonal (for inspection; not differentiable).
-Tensor causal_attention_weights(const Tensor& q, const Tensor& k);
 // The causal mask as a (Tq, Tk) bool tensor: true where key j lies after query
 // i's position Tk - Tq + i (what causal_attention skips without building it).
 Tensor causal_mask(int64_t queries, int64_t keys);
-
-// One query of one head against `keys` keys and values, all of which it sees
-// (a generation step: causal_attention's kernel with Tq = 1, and the fused
-// decode step, models/gpt_decode.cpp, which so gets the same numbers).
-//   q (HS), k (keys, HS) rows k_row_stride apart, v likewise -> y (HS); scores (keys) is scratch.
-void attend_one_query(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
-                      int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y);
 
 }  // namespace tg::nn

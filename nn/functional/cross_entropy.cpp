@@ -19,7 +19,7 @@
 #include "autograd/ops.h"
 #include "tensor/vector_math.h"
 #include "tensor/factory.h"
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -39,6 +39,8 @@ int64_t count_valid_targets(const int64_t* targets, int64_t rows, int64_t classe
 }
 
 // logits (N, V), targets (N) -> logsumexp (N); returns the summed loss over valid rows.
+// Not raw::log_softmax: only logsumexp is kept, never an (N, V) output, and each
+// row sums in float, the loss over rows in double (the policy: tensor/softmax.h).
 template <class T>
 double cross_entropy_forward_kernel(const T* logits, const int64_t* targets, T* logsumexp, int64_t rows,
                                     int64_t classes, int64_t ignore_index) {

@@ -13,5 +13,10 @@
 namespace tg::nn {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator& generator);
+// The same composed of autograd ops: x * mask * (1 / (1 - p)), with the mask (1
+// kept, 0 dropped) a constant drawn exactly as dropout draws it. From the same
+// generator state it gives dropout's values and gradients, and advances the
+// generator as far.
+Tensor dropout_reference(const Tensor& x, double p, bool training, Generator& generator);
 
 }  // namespace tg::nn

@@ -1,18 +1,5 @@
-// GELU: forward and backward kernels, and the op.
-//
-// Tanh form, rewritten without tanh: since 0.5 (1 + tanh(u)) = sigmoid(2u) = 1 / (1 + exp(-2u)),
-//
-//   gelu(x)  = x * s,                          s = 1 / (1 + e),  e = exp(-2u)
-//   gelu'(x) = s + x * 2 s (1 - s) * du/dx,     du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-//
-// and s (1 - s) = e s^2 exactly, which avoids the cancellation of 1 - s when s ~ 1.
-// One exp_fast per element (vectorised; see vector_math.h) instead of a tanh call.
-//
-// Erf form:
-//   gelu(x)  = x * Phi(x),   Phi(x) = 0.5 (1 + erf(x / sqrt 2))
-//   gelu'(x) = Phi(x) + x * phi(x),   phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-// std::erf does not vectorise, so this form is slower than the tanh one (it is
-// not GPT-2's; it is here for models that ask for the exact GELU).
+// GELU: the op (its checks, the recorded backward) and its reference
+// composition. The kernels, with the formulas of both forms: gelu_kernels.h.
 #include "nn/functional/gelu.h"
 
 #include <cmath>
@@ -20,56 +7,13 @@
 
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "tensor/vector_math.h"
+#include "nn/functional/gelu_kernels.h"
 #include "tensor/elementwise.h"
-#include "tensor/strided_loop.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
 
 namespace {
-
-constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1 / sqrt(2 pi)
-
-// x (n) -> y (n)
-template <class T>
-void gelu_forward_kernel(const T* x, T* y, int64_t count, GeluApproximation approximation) {
-  if (approximation == GeluApproximation::Tanh) {
-#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
-    for (int64_t i = 0; i < count; ++i) y[i] = gelu_tanh_value(x[i]);
-  } else {
-#pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
-    for (int64_t i = 0; i < count; ++i) y[i] = gelu_erf_value(x[i]);
-  }
-}
-
-// dy (n), x (n) -> dx (n)
-template <class T>
-void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApproximation approximation) {
-  if (approximation == GeluApproximation::Tanh) {
-#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
-    for (int64_t i = 0; i < count; ++i) {
-      const T value = x[i];
-      const T square = value * value;
-      const T u = static_cast<T>(kGeluSqrt2OverPi) * (value + static_cast<T>(kGeluCubicCoefficient) * square * value);
-      const T du_dx = static_cast<T>(kGeluSqrt2OverPi) * (1 + static_cast<T>(3 * kGeluCubicCoefficient) * square);
-      // Capped so that e stays finite: otherwise e * s * s = inf * 0 = NaN far in the
-      // negative tail, where the true slope is ~1e-35 anyway.
-      const T minus_two_u = static_cast<T>(-2) * u;
-      const T e = exp_fast(minus_two_u > static_cast<T>(80) ? static_cast<T>(80) : minus_two_u);
-      const T s = static_cast<T>(1) / (1 + e);
-      dx[i] = dy[i] * (s + value * (2 * e * s * s) * du_dx);
-    }
-  } else {
-#pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
-    for (int64_t i = 0; i < count; ++i) {
-      const T value = x[i];
-      const T cdf = static_cast<T>(0.5) * (1 + std::erf(value * static_cast<T>(kGeluInvSqrt2)));
-      const T pdf = static_cast<T>(kInvSqrt2Pi) * std::exp(static_cast<T>(-0.5) * value * value);
-      dx[i] = dy[i] * (cdf + value * pdf);
-    }
-  }
-}
 
 const char* gelu_name(GeluApproximation approximation) {
   return approximation == GeluApproximation::Tanh ? "gelu(tanh)" : "gelu(erf)";

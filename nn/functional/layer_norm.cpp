@@ -1,104 +1,17 @@
-// Layer normalisation: forward and backward kernels over rows, and the op.
-//
-// Shapes: N rows (every leading dim of x flattened), C channels (the last dim).
-//
-// Backward. With xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps) and
-// dxhat = dy * weight, differentiating through mean and var gives, per row,
-//
-//   dx_c     = rstd * (dxhat_c - mean_c'(dxhat) - xhat_c * mean_c'(dxhat * xhat))
-//   dweight  = sum over rows of dy * xhat
-//   dbias    = sum over rows of dy
-//
-// so the forward saves mean and rstd (N each) and the backward needs one pass.
+// Layer normalisation: the op (its checks, the recorded backward) and its
+// reference composition. The kernels, with the formulas: layer_norm_kernels.h.
 #include "nn/functional/layer_norm.h"
 
-#include <omp.h>
-
-#include <cmath>
 #include <vector>
 
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "tensor/strided_loop.h"
+#include "nn/functional/layer_norm_kernels.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
 
 namespace {
-
-// x (N, C), weight (C), bias (C) -> y (N, C), mean (N), rstd (N)
-template <class T>
-void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y, T* mean, T* rstd, int64_t rows,
-                               int64_t channels, double eps) {
-#pragma omp parallel for schedule(static) if (rows * channels >= kParallelThreshold)
-  for (int64_t row = 0; row < rows; ++row) {
-    const RowMoments<T> moments =
-        layer_norm_row(x + row * channels, weight, bias, y + row * channels, channels, eps);
-    mean[row] = moments.mean;
-    rstd[row] = moments.rstd;
-  }
-}
-
-// dy (N, C), x (N, C), weight (C), mean (N), rstd (N)
-//   -> dx (N, C) (when not null), dweight (C) and dbias (C) (each when not null; overwritten)
-template <class T>
-void layer_norm_backward_kernel(const T* dy, const T* x, const T* weight, const T* mean, const T* rstd, T* dx,
-                                T* dweight, T* dbias, int64_t rows, int64_t channels) {
-  const bool parallel = rows * channels >= kParallelThreshold;
-  const int threads = parallel ? omp_get_max_threads() : 1;
-  // Each thread sums dweight and dbias over its own rows into its own slice;
-  // the slices are added in thread order afterwards (deterministic for a thread count).
-  std::vector<T> partial_dweight(dweight ? threads * channels : 0, T(0));
-  std::vector<T> partial_dbias(dbias ? threads * channels : 0, T(0));
-#pragma omp parallel num_threads(threads) if (parallel)
-  {
-    const int thread = omp_get_thread_num();
-    T* my_dweight = dweight ? partial_dweight.data() + thread * channels : nullptr;
-    T* my_dbias = dbias ? partial_dbias.data() + thread * channels : nullptr;
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
-      const T* dy_row = dy + row * channels;
-      const T* x_row = x + row * channels;
-      const T row_mean = mean[row];
-      const T row_rstd = rstd[row];
-      if (dx) {
-        T sum_dxhat = 0, sum_dxhat_xhat = 0;
-#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
-        for (int64_t c = 0; c < channels; ++c) {
-          const T dxhat = dy_row[c] * weight[c];
-          sum_dxhat += dxhat;
-          sum_dxhat_xhat += dxhat * ((x_row[c] - row_mean) * row_rstd);
-        }
-        const T mean_dxhat = sum_dxhat / static_cast<T>(channels);
-        const T mean_dxhat_xhat = sum_dxhat_xhat / static_cast<T>(channels);
-        T* dx_row = dx + row * channels;
-#pragma omp simd
-        for (int64_t c = 0; c < channels; ++c) {
-          const T xhat = (x_row[c] - row_mean) * row_rstd;
-          dx_row[c] = row_rstd * (dy_row[c] * weight[c] - mean_dxhat - xhat * mean_dxhat_xhat);
-        }
-      }
-      if (my_dweight) {
-#pragma omp simd
-        for (int64_t c = 0; c < channels; ++c) my_dweight[c] += dy_row[c] * ((x_row[c] - row_mean) * row_rstd);
-      }
-      if (my_dbias) {
-#pragma omp simd
-        for (int64_t c = 0; c < channels; ++c) my_dbias[c] += dy_row[c];
-      }
-    }
-  }
-  for (int64_t c = 0; c < channels; ++c) {
-    if (dweight) dweight[c] = 0;
-    if (dbias) dbias[c] = 0;
-  }
-  for (int thread = 0; thread < threads; ++thread) {
-    for (int64_t c = 0; c < channels; ++c) {
-      if (dweight) dweight[c] += partial_dweight[thread * channels + c];
-      if (dbias) dbias[c] += partial_dbias[thread * channels + c];
-    }
-  }
-}
 
 void check_arguments(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check(x.dim() >= 1, "layer_norm: x must have at least one dim, got shape ", x.shape());

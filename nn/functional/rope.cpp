@@ -1,43 +1,18 @@
-// Rotary position embedding: forward and backward kernels, and the op.
-//
-// A rotation's inverse is its transpose (rotation by -angle), so the backward is
-// the same kernel run on the gradient with the sines negated:
-//
-//   dx_2i   =  dy_2i cos + dy_2i+1 sin
-//   dx_2i+1 = -dy_2i sin + dy_2i+1 cos
+// Rotary position embedding: the op (its checks, the recorded backward) and
+// its reference composition. The kernels, with the formulas: rope_kernels.h.
 #include "nn/functional/rope.h"
 
-#include <cmath>
+#include <algorithm>
 #include <vector>
 
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "tensor/strided_loop.h"
+#include "nn/functional/rope_kernels.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
 
-double rope_angle(int64_t position, int64_t pair, int64_t head_size, double base) {
-  return static_cast<double>(position) * std::pow(base, -2.0 * static_cast<double>(pair) / static_cast<double>(head_size));
-}
-
 namespace {
-
-// x (B, NH, T, HS) strided (last dim contiguous) -> y (B, NH, T, HS) contiguous.
-// direction +1 rotates forward; -1 rotates back (the backward).
-template <class T>
-void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
-                 const std::vector<T>& sines, T direction) {
-  const int64_t batch = shape[0], heads = shape[1], positions = shape[2], head_size = shape[3];
-  const int64_t pairs = head_size / 2;
-  const int64_t rows = batch * heads * positions;
-#pragma omp parallel for schedule(static) if (rows * head_size >= kParallelThreshold)
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t t = row % positions, h = (row / positions) % heads, b = row / (positions * heads);
-    const T* x_row = x + b * x_strides[0] + h * x_strides[1] + t * x_strides[2];
-    rope_rotate_row(x_row, y + row * head_size, cosines.data() + t * pairs, sines.data() + t * pairs, pairs, direction);
-  }
-}
 
 void check_arguments(const Tensor& x) {
   check(x.dim() == 4 && x.size(3) % 2 == 0 && is_floating(x.dtype()),

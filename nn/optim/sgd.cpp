@@ -1,7 +1,7 @@
 #include "nn/optim/sgd.h"
 
 #include "tensor/factory.h"
-#include "tensor/strided_loop.h"
+#include "tensor/threads.h"
 
 namespace tg::nn {
 

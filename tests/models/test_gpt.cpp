@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "models/gpt.h"

@@ -59,6 +59,27 @@ TEST_CASE("dropout backward uses the forward's mask") {
   for (size_t i = 0; i < grad.size(); ++i) CHECK(grad[i] * in[i] == doctest::Approx(out[i]));
 }
 
+TEST_CASE("dropout matches its reference composition for the same generator state (float32)") {
+  Generator data(5);
+  // An odd count (the last generator value decides one element), a transposed view,
+  // and enough elements for the kernel to run in parallel.
+  Tensor x = raw::transpose(randn({41, 1001}, data), 0, 1);
+  x.set_requires_grad();
+  // Each call draws from a generator in the same state: seed 9, counter 3.
+  const auto from_state = [](auto op) {
+    return [op](const std::vector<Tensor>& in) {
+      Generator generator(9);
+      generator.advance(3);
+      return op(in[0], 0.3, true, generator);
+    };
+  };
+  test::check_matches_reference(from_state(nn::dropout), from_state(nn::dropout_reference), {x}, 0.0);
+  Generator fused_generator(9), reference_generator(9);
+  nn::dropout(x, 0.3, true, fused_generator);
+  nn::dropout_reference(x, 0.3, true, reference_generator);
+  CHECK(fused_generator.counter() == reference_generator.counter());
+}
+
 TEST_CASE("dropout with p = 1 drops everything; p outside [0, 1] is an error") {
   Generator generator(4);
   const std::vector<float> y = nn::dropout(ones({10}), 1.0, true, generator).to_vector<float>();

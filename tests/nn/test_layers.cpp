@@ -186,6 +186,27 @@ TEST_CASE("attention: a single position attends only to itself, so y = c_proj(v)
   }
 }
 
+TEST_CASE("split_heads: q, k, v are views of qkv's thirds, head by head; RoPE turns q and k only") {
+  TransformerOptions options = tiny_options();  // C = 8, NH = 2, HS = 4
+  // qkv (B, T, 3C) = (2, 3, 24), holding qkv[b, t, c] = 72b + 24t + c.
+  const Tensor qkv = raw::view(arange(2 * 3 * 24, DType::Float64), {2, 3, 24});
+  const QKVHeads heads = split_heads(qkv, options, 0);  // (B, NH, T, HS) each
+  CHECK(heads.q.shape() == Shape{2, 2, 3, 4});
+  // Element (b, h, t, d) of part p (q 0, k 1, v 2) is qkv[b, t, p * C + h * HS + d].
+  CHECK(raw::select(raw::select(raw::select(heads.k, 0, 0), 0, 1), 0, 2).to_vector<double>() ==
+        std::vector<double>{24 * 2 + 8 + 4, 24 * 2 + 8 + 5, 24 * 2 + 8 + 6, 24 * 2 + 8 + 7});  // b 0, h 1, t 2
+  CHECK(raw::select(raw::select(raw::select(heads.v, 0, 1), 0, 0), 0, 1).to_vector<double>() ==
+        std::vector<double>{72 + 24 + 16, 72 + 24 + 17, 72 + 24 + 18, 72 + 24 + 19});  // b 1, h 0, t 1
+  CHECK(heads.q.data<double>() == qkv.data<double>());  // a view, no copy
+  options.rope = true;
+  const QKVHeads turned = split_heads(qkv, options, 5);
+  CHECK(turned.v.data<double>() == heads.v.data<double>());
+  CHECK(turned.q.to_vector<double>() != heads.q.to_vector<double>());
+  CHECK(turned.k.to_vector<double>() != heads.k.to_vector<double>());
+  CHECK_THROWS_WITH_AS(split_heads(zeros({2, 3, 16}, DType::Float64), options, 0),
+                       doctest::Contains("split_heads: qkv of shape (2, 3, 16) must be (B, T, 3C) with C = 8"), Error);
+}
+
 TEST_CASE("attention: a later position never changes an earlier output") {
   TransformerOptions options = tiny_options();
   options.rope = true;

@@ -145,20 +145,6 @@ TEST_CASE("matmul: errors name both shapes") {
                        doctest::Contains("matmul: needs a floating-point tensor"), Error);
 }
 
-TEST_CASE("gemm_into: out = alpha * a @ b + beta * out") {
-  const Tensor a = from_vector<float>({1, 2, 3, 4}, {2, 2});
-  const Tensor identity = from_vector<float>({1, 0, 0, 1}, {2, 2});
-  const Tensor out = full({2, 2}, 10);
-  raw::gemm_into(out, a, identity, 2, 1);  // 2 * a + out
-  CHECK(out.to_vector<float>() == std::vector<float>{12, 14, 16, 18});
-  raw::gemm_into(out, raw::transpose(a, 0, 1), identity);  // overwrite with a^T
-  CHECK(out.to_vector<float>() == std::vector<float>{1, 3, 2, 4});
-  raw::gemm_into(out, zeros({2, 0}), zeros({0, 2}), 1, 0.5f);  // empty sum: out *= beta
-  CHECK(out.to_vector<float>() == std::vector<float>{0.5f, 1.5f, 1, 2});
-  CHECK_THROWS_WITH_AS(raw::gemm_into(zeros({2, 3}), a, identity), doctest::Contains("out has shape (2, 3)"), Error);
-  CHECK_THROWS_WITH_AS(raw::gemm_into(raw::transpose(out, 0, 1), a, identity), doctest::Contains("contiguous"), Error);
-}
-
 TEST_CASE("threads: one knob for OpenMP and OpenBLAS") {
   const int before = num_threads();
   set_num_threads(1);

@@ -1,0 +1,233 @@
+// Causal attention's kernels, forward then backward (the op, its checks and its
+// reference composition: nn/functional/attention.h).
+//
+// Letters: B batch, NH heads, Tq queries, Tk keys (Tk >= Tq), HS head size,
+// C = NH * HS. Query i sits at position Tk - Tq + i and sees keys 0..Tk-Tq+i.
+//
+//   q (B, NH, Tq, HS), k, v (B, NH, Tk, HS), read in place (HeadRows)
+//     -> y (B, Tq, C) contiguous, heads concatenated; weights (B, NH, Tq, Tk) saved for backward
+//
+// Work is split over the B * NH heads of the batch (`batch_head` below), one
+// OpenMP thread per head at a time; inside a head the products are raw::gemm
+// calls, which the OpenMP build of OpenBLAS runs single-threaded when called
+// inside a parallel region (exactly what we want: the heads already fill the cores).
+//
+// Causality is exploited, not just masked: queries are processed in blocks of
+// kQueryBlock rows, and a block only multiplies against the keys its last query
+// can see. For Tq = Tk = 256 that skips about 3/8 of the dense work.
+//
+// Forward, per head and query block (rows i0..i1, keys 0..visible_end):
+//   scores  = scale * q_block @ k^T                (rows, keys)    scale = 1/sqrt(HS)
+//   weights = causal softmax of each row           (rows, keys)    saved for backward
+//   y_block = weights @ v                          (rows, HS)
+//
+// Backward, with P the weights and dY the gradient of y:
+//   dP      = dY_block @ v^T                       (rows, keys)
+//   dS_ij   = P_ij (dP_ij - sum_j' P_ij' dP_ij')   (the softmax backward), times scale
+//   dq      = dS @ k                               (rows, HS)
+//   dk     += dS^T @ q_block                       (keys, HS)
+//   dv     += P^T @ dY_block                       (keys, HS)
+//
+// Saving the weights costs B * NH * Tq * Tk floats (100 MB per layer at B=64,
+// NH=6, T=256); recomputing them in backward (as FlashAttention does) would save
+// that memory but costs one more q k^T product and softmax, and measured slower here.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "tensor/gemm.h"
+#include "tensor/gemv.h"
+#include "tensor/vector_math.h"
+
+namespace tg::nn {
+
+inline constexpr int64_t kQueryBlock = 64;
+
+// Below this many multiply-adds (B * NH * Tq * Tk * HS, one product) a call runs
+// on the calling thread: waking the team costs more than the work (generation
+// steps, tests). BLAS then decides alone, and stays single-threaded for such sizes.
+inline constexpr int64_t kAttentionParallelWork = int64_t{1} << 18;
+
+struct AttentionShape {
+  int64_t batch, heads, queries, keys, head_size;
+  int64_t channels() const { return heads * head_size; }
+  int64_t offset() const { return keys - queries; }  // absolute position of query 0
+  bool worth_parallel() const { return batch * heads * queries * keys * head_size >= kAttentionParallelWork; }
+  // Where head h of batch b starts in a (B, positions, NH, HS) buffer, rows C
+  // apart: y, dy and the gradients, whose heads sit side by side in each row.
+  int64_t head_start(int64_t b, int64_t h, int64_t positions) const {
+    return b * positions * channels() + h * head_size;
+  }
+};
+
+// One (B, NH, T, HS) operand as BLAS reads it: a base pointer, strides for b and
+// h, and the stride between rows (positions), at least HS.
+template <class T>
+struct HeadRows {
+  const T* data;
+  int64_t batch_stride, head_stride, row_stride;
+  const T* head(int64_t b, int64_t h) const { return data + b * batch_stride + h * head_stride; }
+};
+
+// q, k, v of one head: (Tq, HS), (Tk, HS), (Tk, HS), rows as in their HeadRows.
+template <class T>
+struct HeadInputs {
+  const T *q, *k, *v;
+};
+
+template <class T>
+HeadInputs<T> head_inputs(const HeadRows<T>& q, const HeadRows<T>& k, const HeadRows<T>& v, int64_t b, int64_t h) {
+  return {q.head(b, h), k.head(b, h), v.head(b, h)};
+}
+
+// Forward of one row of scores (row_end) -> weights (row_end): keys
+// 0..visible-1 turn into their softmax, keys visible..row_end-1 (inside the
+// block's product but masked) into zeros. Not raw::softmax's row: it masks by
+// index, in place, and sums in float (the accumulation policy: tensor/softmax.h).
+template <class T>
+void causal_softmax_row(T* row, int64_t visible, int64_t row_end) {
+  T row_max = row[0];
+#pragma omp simd reduction(max : row_max)
+  for (int64_t j = 1; j < visible; ++j) row_max = std::max(row_max, row[j]);
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < visible; ++j) {
+    row[j] = exp_fast(row[j] - row_max);
+    sum += row[j];
+  }
+  const T inverse = static_cast<T>(1) / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < visible; ++j) row[j] *= inverse;
+  for (int64_t j = visible; j < row_end; ++j) row[j] = 0;
+}
+
+// Its backward, weights (row_end), grad (row_end) -> grad: grad holds dP, the
+// gradient of the weights, and becomes scale * P (dP - sum_j P_j dP_j), the
+// gradient of q k^T (the scores before the scale); zero for the masked keys
+// visible..row_end-1.
+template <class T>
+void causal_softmax_backward_row(const T* weights, T* grad, int64_t visible, int64_t row_end, T scale) {
+  T dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t j = 0; j < visible; ++j) dot += weights[j] * grad[j];
+#pragma omp simd
+  for (int64_t j = 0; j < visible; ++j) grad[j] = scale * weights[j] * (grad[j] - dot);
+  for (int64_t j = visible; j < row_end; ++j) grad[j] = 0;
+}
+
+// One query of one head against `keys` keys and values, all of which it sees:
+// causal attention's kernel with Tq = 1 (a generation step), and the fused
+// decode step's (models/gpt_decode.cpp), which so gets the same numbers.
+//   q (HS), k (keys, HS) rows k_row_stride apart, v likewise -> y (HS); scores (keys) is scratch.
+// Two matrix-vector products and a softmax, without BLAS: for one row its
+// packing and dispatch cost more than the arithmetic (12 heads x 2 calls per
+// layer per generated token).
+inline void attend_one_query(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
+                             int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
+  raw::gemv_rows_serial(keys, head_size, scale, k, k_row_stride, q, 0.0f, scores);  // scores_j = scale * k_j . q
+  causal_softmax_row(scores, keys, keys);
+  std::fill(y, y + head_size, 0.0f);
+  for (int64_t j = 0; j < keys; ++j) {  // y = sum_j weights_j v_j
+    const float weight = scores[j];
+    const float* v_row = v + j * v_row_stride;
+#pragma omp simd
+    for (int64_t d = 0; d < head_size; ++d) y[d] += weight * v_row[d];
+  }
+}
+
+// q, k, v -> y (B, Tq, C) contiguous; weights (B, NH, Tq, Tk) filled below the
+// causal diagonal when not null (else a per-thread scratch is used).
+template <class T>
+void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const HeadRows<T>& v, T* y, T* weights,
+                              const AttentionShape& shape) {
+  const int64_t batch_heads = shape.batch * shape.heads;
+  const int64_t keys = shape.keys, channels = shape.channels(), head_size = shape.head_size;
+  const T scale = static_cast<T>(1) / std::sqrt(static_cast<T>(head_size));
+#pragma omp parallel if (shape.worth_parallel())
+  {
+    std::vector<T> scratch(weights ? 0 : kQueryBlock * keys);
+#pragma omp for schedule(static)
+    for (int64_t batch_head = 0; batch_head < batch_heads; ++batch_head) {
+      const int64_t b = batch_head / shape.heads, h = batch_head % shape.heads;
+      const HeadInputs<T> in = head_inputs(q, k, v, b, h);
+      T* y_head = y + shape.head_start(b, h, shape.queries);  // rows C apart
+      if constexpr (std::is_same_v<T, float>) {
+        if (shape.queries == 1 && !weights) {  // a generation step: no BLAS call for one row
+          attend_one_query(in.q, in.k, in.v, keys, head_size, k.row_stride, v.row_stride, scratch.data(), y_head);
+          continue;
+        }
+      }
+      T* weights_head = weights ? weights + batch_head * shape.queries * keys : nullptr;
+      for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
+        const int64_t rows = std::min(kQueryBlock, shape.queries - first);
+        const int64_t visible_end = shape.offset() + first + rows;  // keys the block's last row sees
+        T* scores = weights_head ? weights_head + first * keys : scratch.data();
+        raw::gemm(false, true, rows, visible_end, head_size, scale, in.q + first * q.row_stride, q.row_stride, in.k,
+                  k.row_stride, T(0), scores, keys);
+        for (int64_t r = 0; r < rows; ++r)
+          causal_softmax_row(scores + r * keys, shape.offset() + first + r + 1, visible_end);
+        raw::gemm(false, false, rows, head_size, visible_end, T(1), scores, keys, in.v, v.row_stride, T(0),
+                  y_head + first * channels, channels);
+      }
+    }
+  }
+}
+
+// dy (B, Tq, C) contiguous, the saved weights, q, k, v
+//   -> dq (B, Tq, NH, HS), dk, dv (B, Tk, NH, HS), contiguous (each may be null)
+template <class T>
+void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>& q, const HeadRows<T>& k,
+                               const HeadRows<T>& v, T* dq, T* dk, T* dv, const AttentionShape& shape) {
+  const int64_t batch_heads = shape.batch * shape.heads;
+  const int64_t keys = shape.keys, channels = shape.channels(), head_size = shape.head_size;
+  const T scale = static_cast<T>(1) / std::sqrt(static_cast<T>(head_size));
+  const bool needs_scores_grad = dq || dk;
+#pragma omp parallel if (shape.worth_parallel())
+  {
+    std::vector<T> dscores(needs_scores_grad ? kQueryBlock * keys : 0);
+#pragma omp for schedule(static)
+    for (int64_t batch_head = 0; batch_head < batch_heads; ++batch_head) {
+      const int64_t b = batch_head / shape.heads, h = batch_head % shape.heads;
+      const HeadInputs<T> in = head_inputs(q, k, v, b, h);
+      const T* dy_head = dy + shape.head_start(b, h, shape.queries);
+      const T* weights_head = weights + batch_head * shape.queries * keys;
+      // Gradients in (B, T, NH, HS) layout: rows C apart, like y.
+      T* dq_head = dq ? dq + shape.head_start(b, h, shape.queries) : nullptr;
+      T* dk_head = dk ? dk + shape.head_start(b, h, keys) : nullptr;
+      T* dv_head = dv ? dv + shape.head_start(b, h, keys) : nullptr;
+      for (int64_t j = 0; j < keys; ++j) {  // dk and dv accumulate over query blocks
+        if (dk_head) std::memset(dk_head + j * channels, 0, head_size * sizeof(T));
+        if (dv_head) std::memset(dv_head + j * channels, 0, head_size * sizeof(T));
+      }
+      for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
+        const int64_t rows = std::min(kQueryBlock, shape.queries - first);
+        const int64_t visible_end = shape.offset() + first + rows;
+        const T* block_weights = weights_head + first * keys;
+        const T* block_dy = dy_head + first * channels;
+        if (dv_head)
+          raw::gemm(true, false, visible_end, head_size, rows, T(1), block_weights, keys, block_dy, channels, T(1),
+                    dv_head, channels);
+        if (!needs_scores_grad) continue;
+        T* block_dscores = dscores.data();  // dP, then dS
+        raw::gemm(false, true, rows, visible_end, head_size, T(1), block_dy, channels, in.v, v.row_stride, T(0),
+                  block_dscores, keys);
+        for (int64_t r = 0; r < rows; ++r)
+          causal_softmax_backward_row(block_weights + r * keys, block_dscores + r * keys,
+                                      shape.offset() + first + r + 1, visible_end, scale);
+        if (dq_head)
+          raw::gemm(false, false, rows, head_size, visible_end, T(1), block_dscores, keys, in.k, k.row_stride, T(0),
+                    dq_head + first * channels, channels);
+        if (dk_head)
+          raw::gemm(true, false, visible_end, head_size, rows, T(1), block_dscores, keys, in.q + first * q.row_stride,
+                    q.row_stride, T(1), dk_head, channels);
+      }
+    }
+  }
+}
+
+}  // namespace tg::nn

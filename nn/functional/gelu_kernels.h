@@ -1,0 +1,95 @@
+// GELU's kernels, value then slope, for both forms (the op, its checks and its
+// reference composition: nn/functional/gelu.h).
+//
+// Elementwise: x (n) -> y (n) forward; dy (n), x (n) -> dx (n) = dy * gelu'(x) backward.
+//
+// Tanh form (GPT-2), rewritten without tanh: since
+// 0.5 (1 + tanh(u)) = sigmoid(2u) = 1 / (1 + exp(-2u)),
+//
+//   u        = sqrt(2/pi) (x + 0.044715 x^3)
+//   gelu(x)  = x * s,                          s = 1 / (1 + e),  e = exp(-2u)
+//   gelu'(x) = s + x * 2 s (1 - s) * du/dx,     du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+//
+// and s (1 - s) = e s^2 exactly, which avoids the cancellation of 1 - s when s ~ 1.
+// One exp_fast per element (vectorised; see tensor/vector_math.h) instead of a tanh call.
+//
+// Erf form (exact):
+//
+//   gelu(x)  = x * Phi(x),             Phi(x) = 0.5 (1 + erf(x / sqrt 2))
+//   gelu'(x) = Phi(x) + x * phi(x),    phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+//
+// std::erf does not vectorise, so this form is slower than the tanh one (it is
+// not GPT-2's; it is here for models that ask for the exact GELU).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "nn/gelu_approximation.h"
+#include "tensor/threads.h"
+#include "tensor/vector_math.h"
+
+namespace tg::nn {
+
+// The constants of both forms (kernels and the reference composition).
+inline constexpr double kGeluSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
+inline constexpr double kGeluCubicCoefficient = 0.044715;
+inline constexpr double kGeluInvSqrt2 = 0.7071067811865476;     // 1 / sqrt(2)
+inline constexpr double kGeluInvSqrt2Pi = 0.3989422804014327;   // 1 / sqrt(2 pi)
+
+// The value of each form at one x: the kernels under gelu, and the fused decode
+// step's (models/gpt_decode.cpp): same numbers.
+template <class T>
+inline T gelu_tanh_value(T x) {
+  const T u = static_cast<T>(kGeluSqrt2OverPi) * (x + static_cast<T>(kGeluCubicCoefficient) * x * x * x);
+  return x / (static_cast<T>(1) + exp_fast(static_cast<T>(-2) * u));  // x * sigmoid(2u) = 0.5 x (1 + tanh u)
+}
+template <class T>
+inline T gelu_erf_value(T x) {
+  return static_cast<T>(0.5) * x * (1 + std::erf(x * static_cast<T>(kGeluInvSqrt2)));
+}
+
+// The slope gelu'(x) of each form at one x (the backward multiplies dy by it).
+template <class T>
+inline T gelu_tanh_slope(T x) {
+  const T square = x * x;
+  const T u = static_cast<T>(kGeluSqrt2OverPi) * (x + static_cast<T>(kGeluCubicCoefficient) * square * x);
+  const T du_dx = static_cast<T>(kGeluSqrt2OverPi) * (1 + static_cast<T>(3 * kGeluCubicCoefficient) * square);
+  // Capped so that e stays finite: otherwise e * s * s = inf * 0 = NaN far in the
+  // negative tail, where the true slope is ~1e-35 anyway.
+  const T minus_two_u = static_cast<T>(-2) * u;
+  const T e = exp_fast(minus_two_u > static_cast<T>(80) ? static_cast<T>(80) : minus_two_u);
+  const T s = static_cast<T>(1) / (1 + e);
+  return s + x * (2 * e * s * s) * du_dx;
+}
+template <class T>
+inline T gelu_erf_slope(T x) {
+  const T cdf = static_cast<T>(0.5) * (1 + std::erf(x * static_cast<T>(kGeluInvSqrt2)));
+  const T pdf = static_cast<T>(kGeluInvSqrt2Pi) * std::exp(static_cast<T>(-0.5) * x * x);
+  return cdf + x * pdf;
+}
+
+// x (n) -> y (n)
+template <class T>
+void gelu_forward_kernel(const T* x, T* y, int64_t count, GeluApproximation approximation) {
+  if (approximation == GeluApproximation::Tanh) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
+    for (int64_t i = 0; i < count; ++i) y[i] = gelu_tanh_value(x[i]);
+  } else {
+#pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
+    for (int64_t i = 0; i < count; ++i) y[i] = gelu_erf_value(x[i]);
+  }
+}
+
+// dy (n), x (n) -> dx (n)
+template <class T>
+void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApproximation approximation) {
+  if (approximation == GeluApproximation::Tanh) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
+    for (int64_t i = 0; i < count; ++i) dx[i] = dy[i] * gelu_tanh_slope(x[i]);
+  } else {
+#pragma omp parallel for schedule(static) if (count >= kParallelThreshold)
+    for (int64_t i = 0; i < count; ++i) dx[i] = dy[i] * gelu_erf_slope(x[i]);
+  }
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,134 @@
+// LayerNorm's kernels, forward then backward (the op, its checks and its
+// reference composition: nn/functional/layer_norm.h).
+//
+// Shapes: N rows (every leading dim of x flattened), C channels (the last dim).
+//
+// Forward, per row:   x (C), weight (C), bias (C) -> y (C), mean, rstd
+//
+//   mean = (1/C) sum_c x_c      var = (1/C) sum_c (x_c - mean)^2      rstd = 1 / sqrt(var + eps)
+//   y_c  = (x_c - mean) * rstd * weight_c + bias_c
+//
+// Backward, per row:  dy (C), x (C), weight (C), mean, rstd -> dx (C); dweight, dbias (C) summed over rows.
+// With xhat = (x - mean) * rstd and dxhat = dy * weight, differentiating through
+// mean and var gives
+//
+//   dx_c     = rstd * (dxhat_c - mean_c'(dxhat) - xhat_c * mean_c'(dxhat * xhat))
+//   dweight += dy * xhat
+//   dbias   += dy
+//
+// so the forward saves mean and rstd (N each) and the backward needs one pass
+// per row. The N-row kernels below split the rows over OpenMP threads.
+#pragma once
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "tensor/threads.h"
+
+namespace tg::nn {
+
+template <class T>
+struct RowMoments {
+  T mean, rstd;  // rstd = 1 / sqrt(var + eps)
+};
+
+// One row forward: x (C) -> y (C), returning its mean and rstd. The kernel
+// under layer_norm, and the fused decode step's (models/gpt_decode.cpp): same numbers.
+template <class T>
+inline RowMoments<T> layer_norm_row(const T* x, const T* weight, const T* bias, T* y, int64_t channels, double eps) {
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < channels; ++c) sum += x[c];
+  const T mean = sum / static_cast<T>(channels);
+  // Two passes (mean, then squared deviations) rather than E[x^2] - E[x]^2,
+  // which cancels catastrophically when |mean| >> std. The row is in L1 anyway.
+  T squares = 0;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t c = 0; c < channels; ++c) squares += (x[c] - mean) * (x[c] - mean);
+  const T rstd = static_cast<T>(1) / std::sqrt(squares / static_cast<T>(channels) + static_cast<T>(eps));
+#pragma omp simd
+  for (int64_t c = 0; c < channels; ++c) y[c] = std::fma((x[c] - mean) * rstd, weight[c], bias[c]);
+  return {mean, rstd};
+}
+
+// One row backward: dy (C), x (C), weight (C), the row's mean and rstd -> dx (C)
+// when not null; dweight_sum and dbias_sum (C), when not null, get this row's
+// dy * xhat and dy added.
+template <class T>
+inline void layer_norm_backward_row(const T* dy, const T* x, const T* weight, T mean, T rstd, T* dx, T* dweight_sum,
+                                    T* dbias_sum, int64_t channels) {
+  if (dx) {
+    T sum_dxhat = 0, sum_dxhat_xhat = 0;
+#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
+    for (int64_t c = 0; c < channels; ++c) {
+      const T dxhat = dy[c] * weight[c];
+      sum_dxhat += dxhat;
+      sum_dxhat_xhat += dxhat * ((x[c] - mean) * rstd);
+    }
+    const T mean_dxhat = sum_dxhat / static_cast<T>(channels);
+    const T mean_dxhat_xhat = sum_dxhat_xhat / static_cast<T>(channels);
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) {
+      const T xhat = (x[c] - mean) * rstd;
+      dx[c] = rstd * (dy[c] * weight[c] - mean_dxhat - xhat * mean_dxhat_xhat);
+    }
+  }
+  if (dweight_sum) {
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) dweight_sum[c] += dy[c] * ((x[c] - mean) * rstd);
+  }
+  if (dbias_sum) {
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) dbias_sum[c] += dy[c];
+  }
+}
+
+// x (N, C), weight (C), bias (C) -> y (N, C), mean (N), rstd (N)
+template <class T>
+void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y, T* mean, T* rstd, int64_t rows,
+                               int64_t channels, double eps) {
+#pragma omp parallel for schedule(static) if (rows * channels >= kParallelThreshold)
+  for (int64_t row = 0; row < rows; ++row) {
+    const RowMoments<T> moments =
+        layer_norm_row(x + row * channels, weight, bias, y + row * channels, channels, eps);
+    mean[row] = moments.mean;
+    rstd[row] = moments.rstd;
+  }
+}
+
+// dy (N, C), x (N, C), weight (C), mean (N), rstd (N)
+//   -> dx (N, C) (when not null), dweight (C) and dbias (C) (each when not null; overwritten)
+template <class T>
+void layer_norm_backward_kernel(const T* dy, const T* x, const T* weight, const T* mean, const T* rstd, T* dx,
+                                T* dweight, T* dbias, int64_t rows, int64_t channels) {
+  const bool parallel = rows * channels >= kParallelThreshold;
+  const int threads = parallel ? omp_get_max_threads() : 1;
+  // Each thread sums dweight and dbias over its own rows into its own slice;
+  // the slices are added in thread order afterwards (deterministic for a thread count).
+  std::vector<T> partial_dweight(dweight ? threads * channels : 0, T(0));
+  std::vector<T> partial_dbias(dbias ? threads * channels : 0, T(0));
+#pragma omp parallel num_threads(threads) if (parallel)
+  {
+    const int thread = omp_get_thread_num();
+    T* my_dweight = dweight ? partial_dweight.data() + thread * channels : nullptr;
+    T* my_dbias = dbias ? partial_dbias.data() + thread * channels : nullptr;
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row)
+      layer_norm_backward_row(dy + row * channels, x + row * channels, weight, mean[row], rstd[row],
+                              dx ? dx + row * channels : nullptr, my_dweight, my_dbias, channels);
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    if (dweight) dweight[c] = 0;
+    if (dbias) dbias[c] = 0;
+  }
+  for (int thread = 0; thread < threads; ++thread) {
+    for (int64_t c = 0; c < channels; ++c) {
+      if (dweight) dweight[c] += partial_dweight[thread * channels + c];
+      if (dbias) dbias[c] += partial_dbias[thread * channels + c];
+    }
+  }
+}
+
+}  // namespace tg::nn
