@@ -2,7 +2,6 @@
 // any stride; a broadcast (expanded) dim has stride 0.
 #pragma once
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,8 +24,3 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op);
 
 }  // namespace tg
-
-namespace std {
-// Lets error messages stream shapes: fail("add: ", a.shape(), ...).
-inline ostream& operator<<(ostream& out, const tg::Shape& shape) { return out << tg::shape_str(shape); }
-}  // namespace std
