@@ -11,6 +11,7 @@
 #include "nn/parameter_arena.h"
 #include "tensor/elementwise.h"
 #include "tensor/view.h"
+#include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;
 
@@ -20,15 +21,7 @@ constexpr PositionalEncoding kAllKinds[] = {PositionalEncoding::Learned, Positio
                                             PositionalEncoding::Rope};
 
 GPTConfig tiny(PositionalEncoding kind = PositionalEncoding::Learned) {
-  GPTConfig config;
-  config.preset = "tiny";
-  config.vocab_size = 11;
-  config.block_size = 8;
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 8;
-  config.positional = kind;
-  return config;
+  return testing::tiny_gpt_config({.vocab_size = 11, .positional = kind});
 }
 
 Tensor random_ids(const Shape& shape, int64_t vocab_size, uint64_t seed) {
