@@ -9,16 +9,10 @@
 # (by default torch runs on the OpenMP OpenBLAS, its best case here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_program.sh
 rounds="${1:-3}"
 threads="${2:-2}"
-if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
-  build_dir="$BENCH_BUILD_DIR"
-else
-  bash scripts/build.sh release --target bench_kernels >/dev/null
-  build_dir=build/release
-fi
-bench="$build_dir/bench/bench_kernels"
-[[ -x "$bench" ]] || bench="$build_dir/bench_kernels"
+bench=$(bench_program bench_kernels)
 openblas_openmp=/usr/lib/x86_64-linux-gnu/openblas-openmp
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
