@@ -47,8 +47,7 @@ bool strides_for_view(const Tensor& x, const Shape& new_shape, Strides& new_stri
   return view_d == -1;
 }
 
-}  // namespace
-
+// The shape `shape` with a -1 entry resolved for `count` elements (for view/reshape).
 Shape infer_shape(Shape shape, int64_t count, const char* op) {
   int64_t inferred = -1, known = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -67,6 +66,8 @@ Shape infer_shape(Shape shape, int64_t count, const char* op) {
   check(numel(shape) == count, op, ": shape ", shape, " is invalid for input of ", count, " elements");
   return shape;
 }
+
+}  // namespace
 
 Tensor view(const Tensor& x, Shape shape) {
   shape = infer_shape(std::move(shape), x.numel(), "view");
