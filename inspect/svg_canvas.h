@@ -1,6 +1,6 @@
 // The drawing helpers the pictures of inspect/svg.h share: pixel numbers, text
-// and lines, the widths of monospace labels (measured without a font), and the
-// map from data values to pixels along an axis. Only inspect/svg_*.cpp include
+// and lines, the width of a monospace character (to size labels without a
+// font), and the map from data values to pixels along an axis. Only inspect/svg_*.cpp include
 // this file; everything else goes through inspect/svg.h.
 #pragma once
 #include <cmath>

@@ -11,8 +11,8 @@ namespace tg::raw {
 
 namespace {
 
-// out = fn(a, b) over the broadcast shape. The inner loop is written three
-// times so the compiler vectorises the common layouts: all contiguous, one
+// out = fn(a, b) over the broadcast shape. The inner loop is written four
+// times so the compiler vectorises the common layouts: all contiguous, either
 // operand a scalar (step 0), and the general strided case.
 template <class In, class Out, class Fn>
 Tensor binary(const Tensor& a, const Tensor& b, const char* op, Fn fn) {

@@ -13,7 +13,7 @@ using Strides = std::vector<int64_t>;
 int64_t numel(const Shape& shape);
 Strides contiguous_strides(const Shape& shape);  // row-major: last dim has stride 1
 
-// "(2, 3)"; a 0-d shape prints as "()".
+// "(2, 3)"; one dim is "(4,)" (a Python tuple) and a 0-d shape "()".
 std::string shape_str(const Shape& shape);
 
 // NumPy broadcasting: align on the right; each pair of sizes must be equal or 1.
