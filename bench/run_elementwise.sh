@@ -7,11 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/bench_program.sh
 threads="${1:-2}"
-bench=$(bench_program bench_elementwise)
-json=$(mktemp)
-OMP_NUM_THREADS="$threads" "$bench" --benchmark_repetitions=7 \
-  --benchmark_enable_random_interleaving=true --benchmark_format=json --benchmark_out="$json" \
-  --benchmark_out_format=json >/dev/null
+json=$(run_repetitions bench_elementwise "$threads")
 python3 - "$json" "$threads" <<'PY'
 import json, statistics, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]
