@@ -12,9 +12,6 @@ namespace tg {
 
 namespace {
 
-using Grads = std::vector<Tensor>;
-using Needs = std::vector<bool>;
-
 // The gradient for an input of `shape`, or nothing when it is not needed.
 Tensor unbroadcast(const Tensor& grad, const Shape& shape, bool needed) {
   return needed ? raw::sum_to_shape(grad, shape) : Tensor();

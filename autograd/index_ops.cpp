@@ -11,11 +11,6 @@
 
 namespace tg {
 
-namespace {
-using Grads = std::vector<Tensor>;
-using Needs = std::vector<bool>;
-}  // namespace
-
 // y = x.index_select(dim, index):  dx = zeros(x.shape).index_add(dim, index, dy)
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return record("index_select", {x, index}, raw::index_select(x, dim, index),

@@ -26,10 +26,13 @@ struct Edge {
   bool active() const { return node || leaf; }
 };
 
+using Grads = std::vector<Tensor>;  // one gradient per input of an op
+using Needs = std::vector<bool>;    // per input of an op: does it want a gradient?
+
 // Computes the gradient of each input from the gradient of the output.
 // needs_grad[i] says whether input i wants one; return an undefined Tensor for
 // the others. Returned gradients may have the input's shape in any layout.
-using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output, const std::vector<bool>& needs_grad)>;
+using BackwardFn = std::function<Grads(const Tensor& grad_output, const Needs& needs_grad)>;
 
 struct Node {
   std::string op;              // "matmul", "add", ... (shown in errors and graph dumps)
@@ -51,8 +54,8 @@ struct Node {
 // ends with this:
 //
 //   Tensor y = raw::exp(x);
-//   return record("exp", {x}, y, [y = y.detach()](const Tensor& dy, auto&) {
-//     return std::vector<Tensor>{raw::mul(dy, y)};  // d exp(x)/dx = exp(x)
+//   return record("exp", {x}, y, [y = y.detach()](const Tensor& dy, const Needs&) {
+//     return Grads{raw::mul(dy, y)};  // d exp(x)/dx = exp(x)
 //   });
 Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward);
 

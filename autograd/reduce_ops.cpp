@@ -17,9 +17,6 @@ namespace tg {
 
 namespace {
 
-using Grads = std::vector<Tensor>;
-using Needs = std::vector<bool>;
-
 // The output shape with keepdim = true: each reduced dim (all of them when dims is empty) becomes 1.
 // The forward has already checked the dims.
 Shape keepdim_shape(const Shape& shape, const std::vector<int64_t>& dims) {

@@ -11,9 +11,6 @@ namespace tg {
 
 namespace {
 
-using Grads = std::vector<Tensor>;
-using Needs = std::vector<bool>;
-
 // A zero gradient for the whole input with `dy` written into the part `part_of` selects.
 template <class PartOf>
 Tensor scatter_into_zeros(const Shape& shape, const Tensor& dy, PartOf part_of) {

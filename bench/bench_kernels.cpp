@@ -2,7 +2,12 @@
 // model shapes. bench/torch_kernels.py times PyTorch's equivalents at the same
 // shapes and bench/run_kernels.sh interleaves the two and prints the ratios.
 //
-// Each benchmark reports one rate counter, "rate", in the unit named by its label:
+// "<kernel>_vs_reference" times each fused kernel against its *_reference
+// composition of plain autograd ops, forward + backward at the same shapes, in
+// alternation within each iteration, and reports both times and their ratio
+// (see fused_vs_reference).
+//
+// Each fwd and fwd_bwd benchmark reports one counter, "rate", in the unit of its label:
 // GFLOP/s for attention (dense count: 4 B NH T^2 HS forward and 8 B NH T^2 HS
 // backward, as if nothing were masked — the same count for torch), GB/s for the
 // memory-bound kernels (bytes each pass must read and write at least once).
@@ -16,6 +21,7 @@
 //          baby       B=64, T=256, C=384, NH=6, V=65, 6 layers (AdamW over 10.7M params)
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -24,8 +30,10 @@
 #include "nn/functional/adamw.h"
 #include "nn/functional/attention.h"
 #include "nn/functional/cross_entropy.h"
+#include "nn/functional/dropout.h"
 #include "nn/functional/gelu.h"
 #include "nn/functional/layer_norm.h"
+#include "nn/functional/rope.h"
 #include "tensor/view.h"
 
 using namespace tg;
@@ -47,15 +55,30 @@ struct ModelShape {
 
 const std::vector<ModelShape> kShapes = {{"cpu-small", 12, 64, 128, 4, 65, 4}, {"baby", 64, 256, 384, 6, 65, 6}};
 
+constexpr double kDropout = 0.2;  // baby's
+
+// How a kernel is timed.
+enum class Mode {
+  Forward,          // the fused op, under no-grad
+  ForwardBackward,  // the fused op, then its recorded backward function (run_backward)
+  VsReference,      // fused against its *_reference composition, forward + backward (fused_vs_reference)
+};
+
 // The gradients of the op that made y, for upstream gradient dy, every input wanting one.
 void run_backward(const Tensor& y, const Tensor& dy) {
   const Node& node = *y.grad_fn();
-  benchmark::DoNotOptimize(node.backward(dy, std::vector<bool>(node.inputs.size(), true)));
+  benchmark::DoNotOptimize(node.backward(dy, Needs(node.inputs.size(), true)));
 }
 
 void set_rate(benchmark::State& state, double work_per_iteration, const char* unit) {
   state.counters["rate"] = benchmark::Counter(work_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(unit);
+}
+
+// The rate of `forward` or `forward_backward` units of work per iteration (none
+// for a comparison, which reports its own counters).
+void set_rate(benchmark::State& state, Mode mode, double forward, double forward_backward, const char* unit) {
+  if (mode != Mode::VsReference) set_rate(state, mode == Mode::Forward ? forward : forward_backward, unit);
 }
 
 Tensor leaf(const Shape& shape, uint64_t seed, double scale = 1.0) {
@@ -78,67 +101,122 @@ std::vector<Tensor> qkv_leaves(const ModelShape& s) {
   return parts;
 }
 
-void attention(benchmark::State& state, const ModelShape& s, bool with_backward) {
+// Mode::Forward or Mode::ForwardBackward of fused() alone.
+template <class Fused>
+void measure(benchmark::State& state, Mode mode, const Tensor& dy, const Fused& fused) {
+  for (auto _ : state) {
+    if (mode == Mode::ForwardBackward) {
+      run_backward(fused(), dy);
+    } else {
+      NoGradGuard no_grad;
+      benchmark::DoNotOptimize(fused());
+    }
+  }
+}
+
+// The fused op against its reference composition, both forward + backward on
+// the same inputs. Each iteration times one of each, alternating which goes
+// first, so that drift of the shared machine and cache warmth hit both alike.
+// Both run the whole backward() into the inputs' .grad (the reference is a graph
+// of many ops), cleared before each run. Reports fused_ms and reference_ms per
+// iteration and speedup = reference time / fused time.
+template <class Fused, class Reference>
+void fused_vs_reference(benchmark::State& state, const std::vector<Tensor>& inputs, const Tensor& dy,
+                        const Fused& fused, const Reference& reference) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_of = [&](const auto& op) {
+    zero_grad(inputs);
+    const Clock::time_point start = Clock::now();
+    backward(op(), dy);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  double fused_seconds = 0, reference_seconds = 0;
+  bool fused_first = true;
+  for (auto _ : state) {
+    if (fused_first) fused_seconds += seconds_of(fused);
+    reference_seconds += seconds_of(reference);
+    if (!fused_first) fused_seconds += seconds_of(fused);
+    fused_first = !fused_first;
+  }
+  state.counters["fused_ms"] = benchmark::Counter(fused_seconds * 1e3, benchmark::Counter::kAvgIterations);
+  state.counters["reference_ms"] = benchmark::Counter(reference_seconds * 1e3, benchmark::Counter::kAvgIterations);
+  state.counters["speedup"] = reference_seconds / fused_seconds;
+}
+
+// Any mode of a kernel that has a reference; `inputs` are the leaves both take.
+template <class Fused, class Reference>
+void measure(benchmark::State& state, Mode mode, const std::vector<Tensor>& inputs, const Tensor& dy,
+             const Fused& fused, const Reference& reference) {
+  if (mode == Mode::VsReference) {
+    fused_vs_reference(state, inputs, dy, fused, reference);
+  } else {
+    measure(state, mode, dy, fused);
+  }
+}
+
+void attention(benchmark::State& state, const ModelShape& s, Mode mode) {
   const std::vector<Tensor> qkv = qkv_leaves(s);
   Generator generator(2);
   const Tensor dy = randn({s.batch, s.positions, s.channels}, generator);
-  for (auto _ : state) {
-    if (with_backward) {
-      run_backward(nn::causal_attention(qkv[0], qkv[1], qkv[2]), dy);
-    } else {
-      NoGradGuard no_grad;
-      benchmark::DoNotOptimize(nn::causal_attention(qkv[0], qkv[1], qkv[2]));
-    }
-  }
+  measure(
+      state, mode, qkv, dy, [&] { return nn::causal_attention(qkv[0], qkv[1], qkv[2]); },
+      [&] { return nn::causal_attention_reference(qkv[0], qkv[1], qkv[2]); });
   const double dense_flops = 4.0 * s.batch * s.heads * s.positions * s.positions * s.head_size();
-  set_rate(state, with_backward ? 3 * dense_flops : dense_flops, "GFLOP/s");
+  set_rate(state, mode, dense_flops, 3 * dense_flops, "GFLOP/s");
 }
 
-void layer_norm(benchmark::State& state, const ModelShape& s, bool with_backward) {
+void layer_norm(benchmark::State& state, const ModelShape& s, Mode mode) {
   const Tensor x = leaf({s.batch, s.positions, s.channels}, 3);
   const Tensor weight = leaf({s.channels}, 4), bias = leaf({s.channels}, 5);
   const Tensor dy = leaf({s.batch, s.positions, s.channels}, 6).detach();
-  for (auto _ : state) {
-    if (with_backward) {
-      run_backward(nn::layer_norm(x, weight, bias), dy);
-    } else {
-      NoGradGuard no_grad;
-      benchmark::DoNotOptimize(nn::layer_norm(x, weight, bias));
-    }
-  }
+  measure(
+      state, mode, {x, weight, bias}, dy, [&] { return nn::layer_norm(x, weight, bias); },
+      [&] { return nn::layer_norm_reference(x, weight, bias); });
   const double element_bytes = 4.0 * s.rows() * s.channels;
-  set_rate(state, (with_backward ? 5 : 2) * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, x, dx
+  set_rate(state, mode, 2 * element_bytes, 5 * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, x, dx
 }
 
-void gelu(benchmark::State& state, const ModelShape& s, bool with_backward) {
+void gelu(benchmark::State& state, const ModelShape& s, Mode mode) {
   const Tensor x = leaf({s.batch, s.positions, 4 * s.channels}, 7);  // the MLP's hidden activation
   const Tensor dy = leaf({s.batch, s.positions, 4 * s.channels}, 8).detach();
-  for (auto _ : state) {
-    if (with_backward) {
-      run_backward(nn::gelu(x), dy);
-    } else {
-      NoGradGuard no_grad;
-      benchmark::DoNotOptimize(nn::gelu(x));
-    }
-  }
+  measure(
+      state, mode, {x}, dy, [&] { return nn::gelu(x); }, [&] { return nn::gelu_reference(x); });
   const double element_bytes = 4.0 * x.numel();
-  set_rate(state, (with_backward ? 5 : 2) * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, x, dx
+  set_rate(state, mode, 2 * element_bytes, 5 * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, x, dx
 }
 
-void cross_entropy(benchmark::State& state, const ModelShape& s, bool with_backward) {
+void cross_entropy(benchmark::State& state, const ModelShape& s, Mode mode) {
   const Tensor logits = leaf({s.rows(), s.vocab}, 9, 2.0);
   Generator generator(10);
   const Tensor targets = randint({s.rows()}, 0, s.vocab, generator);
-  for (auto _ : state) {
-    if (with_backward) {
-      run_backward(nn::cross_entropy(logits, targets), ones({}));
-    } else {
-      NoGradGuard no_grad;
-      benchmark::DoNotOptimize(nn::cross_entropy(logits, targets));
-    }
-  }
+  measure(
+      state, mode, {logits}, ones({}), [&] { return nn::cross_entropy(logits, targets); },
+      [&] { return nn::cross_entropy_reference(logits, targets); });
   const double logits_bytes = 4.0 * logits.numel();
-  set_rate(state, (with_backward ? 3 : 1) * logits_bytes, "GB/s");  // fwd: logits; bwd: logits, dlogits
+  set_rate(state, mode, logits_bytes, 3 * logits_bytes, "GB/s");  // fwd: logits; bwd: logits, dlogits
+}
+
+// RoPE on the queries: a (B, NH, T, HS) strided view of the QKV projection.
+void rope(benchmark::State& state, const ModelShape& s, Mode mode) {
+  const Tensor q = qkv_leaves(s)[0];
+  const Tensor dy = leaf({s.batch, s.heads, s.positions, s.head_size()}, 11).detach();
+  measure(
+      state, mode, {q}, dy, [&] { return nn::rope(q); }, [&] { return nn::rope_reference(q); });
+  const double element_bytes = 4.0 * q.numel();
+  set_rate(state, mode, 2 * element_bytes, 4 * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, dx (small tables)
+}
+
+// Dropout on the residual stream (B, T, C), in training mode. Each call draws a
+// new mask (the generator moves on), as in training.
+void dropout(benchmark::State& state, const ModelShape& s, Mode mode) {
+  const Tensor x = leaf({s.batch, s.positions, s.channels}, 12);
+  const Tensor dy = leaf({s.batch, s.positions, s.channels}, 13).detach();
+  Generator generator(14);
+  measure(
+      state, mode, {x}, dy, [&] { return nn::dropout(x, kDropout, true, generator); },
+      [&] { return nn::dropout_reference(x, kDropout, true, generator); });
+  const double element_bytes = 4.0 * x.numel();
+  set_rate(state, mode, 2 * element_bytes, 4 * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, dx (mask recomputed)
 }
 
 // One step over every parameter, kept in one flat arena (as the model does).
@@ -151,19 +229,25 @@ void adamw(benchmark::State& state, const ModelShape& s) {
   set_rate(state, 7.0 * 4 * count, "GB/s");  // reads p, g, m, v; writes p, m, v
 }
 
+struct Kernel {
+  const char* name;
+  void (*run)(benchmark::State&, const ModelShape&, Mode);
+};
+
+constexpr Kernel kKernels[] = {{"attention", attention}, {"layer_norm", layer_norm},       {"gelu", gelu},
+                               {"cross_entropy", cross_entropy}, {"rope", rope}, {"dropout", dropout}};
+
 void register_all() {
   for (const ModelShape& s : kShapes) {
-    auto add = [&](const std::string& kernel, auto&& fn) {
-      benchmark::RegisterBenchmark((kernel + "/" + s.name).c_str(), fn)->Unit(benchmark::kMillisecond)->UseRealTime();
+    auto add = [&](const std::string& name, auto&& fn) {
+      benchmark::RegisterBenchmark((name + "/" + s.name).c_str(), fn)->Unit(benchmark::kMillisecond)->UseRealTime();
     };
-    add("attention_fwd", [s](benchmark::State& st) { attention(st, s, false); });
-    add("attention_fwd_bwd", [s](benchmark::State& st) { attention(st, s, true); });
-    add("layer_norm_fwd", [s](benchmark::State& st) { layer_norm(st, s, false); });
-    add("layer_norm_fwd_bwd", [s](benchmark::State& st) { layer_norm(st, s, true); });
-    add("gelu_fwd", [s](benchmark::State& st) { gelu(st, s, false); });
-    add("gelu_fwd_bwd", [s](benchmark::State& st) { gelu(st, s, true); });
-    add("cross_entropy_fwd", [s](benchmark::State& st) { cross_entropy(st, s, false); });
-    add("cross_entropy_fwd_bwd", [s](benchmark::State& st) { cross_entropy(st, s, true); });
+    for (const Kernel& kernel : kKernels) {
+      const std::string name = kernel.name;
+      add(name + "_fwd", [s, kernel](benchmark::State& st) { kernel.run(st, s, Mode::Forward); });
+      add(name + "_fwd_bwd", [s, kernel](benchmark::State& st) { kernel.run(st, s, Mode::ForwardBackward); });
+      add(name + "_vs_reference", [s, kernel](benchmark::State& st) { kernel.run(st, s, Mode::VsReference); });
+    }
     add("adamw_step", [s](benchmark::State& st) { adamw(st, s); });
   }
 }

@@ -2,14 +2,12 @@
 # Elementwise kernels vs copy bandwidth: interleaved repetitions, medians, and
 # each kernel's share of the copy bandwidth measured in the same run.
 #   bash bench/run_elementwise.sh [threads=2]
+# BENCH_BUILD_DIR=<dir> runs an existing build instead of building build/release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_program.sh
 threads="${1:-2}"
-bash scripts/build.sh release --target bench_elementwise >/dev/null
-json=$(mktemp)
-OMP_NUM_THREADS="$threads" build/release/bench/bench_elementwise --benchmark_repetitions=7 \
-  --benchmark_enable_random_interleaving=true --benchmark_format=json --benchmark_out="$json" \
-  --benchmark_out_format=json >/dev/null
+json=$(run_repetitions bench_elementwise "$threads")
 python3 - "$json" "$threads" <<'PY'
 import json, statistics, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]

@@ -9,24 +9,20 @@
 # (by default torch runs on the OpenMP OpenBLAS, its best case here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_program.sh
 rounds="${1:-3}"
 threads="${2:-2}"
-if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
-  build_dir="$BENCH_BUILD_DIR"
-else
-  bash scripts/build.sh release --target bench_kernels >/dev/null
-  build_dir=build/release
-fi
-bench="$build_dir/bench/bench_kernels"
-[[ -x "$bench" ]] || bench="$build_dir/bench_kernels"
+bench=$(bench_program bench_kernels)
 openblas_openmp=/usr/lib/x86_64-linux-gnu/openblas-openmp
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
 
+# The fused-vs-reference comparisons have no torch counterpart, so they are left
+# out here; `bench_kernels --benchmark_filter=vs_reference` prints them.
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds: tinygpt" >&2
-  OMP_NUM_THREADS="$threads" "$bench" --benchmark_min_time=1 --benchmark_format=json \
-    >"$results/ours.$round.json" 2>/dev/null
+  OMP_NUM_THREADS="$threads" "$bench" --benchmark_min_time=1 --benchmark_filter=-_vs_reference \
+    --benchmark_format=json >"$results/ours.$round.json" 2>/dev/null
   echo "round $round/$rounds: torch (OpenMP OpenBLAS)" >&2
   OMP_NUM_THREADS="$threads" LD_LIBRARY_PATH="$openblas_openmp" \
     /usr/bin/python3 bench/torch_kernels.py --threads "$threads" >"$results/torch.$round.jsonl"

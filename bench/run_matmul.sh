@@ -6,17 +6,9 @@
 # BENCH_BUILD_DIR=<dir> runs an existing build instead of building build/release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_program.sh
 threads="${1:-2}"
-if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
-  build_dir="$BENCH_BUILD_DIR"
-else
-  bash scripts/build.sh release --target bench_matmul >/dev/null
-  build_dir=build/release
-fi
-json=$(mktemp)
-OMP_NUM_THREADS="$threads" "$build_dir/bench/bench_matmul" --benchmark_repetitions=7 \
-  --benchmark_enable_random_interleaving=true --benchmark_format=json --benchmark_out="$json" \
-  --benchmark_out_format=json >/dev/null
+json=$(run_repetitions bench_matmul "$threads")
 python3 - "$json" <<'PY'
 import json, statistics, sys
 report = json.load(open(sys.argv[1]))

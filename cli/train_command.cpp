@@ -7,6 +7,7 @@
 // docs/training.md walks through a run.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,8 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "cli/commands.h"
 #include "models/checkpoint.h"
@@ -44,10 +47,22 @@ struct TrainArguments {
 
 // Flags that shape the model or its data: fixed once a run has started.
 constexpr const char* kModelFlags[] = {"--config", "--layers", "--heads", "--dims", "--block-size", "--batch-size",
-                                       "--dropout", "--positional", "--seed"};
-// Training flags a resumed run may change (it keeps the checkpoint's values otherwise).
-constexpr const char* kResumableFlags[] = {"--iters",        "--lr",         "--warmup",     "--min-lr",
-                                           "--weight-decay", "--grad-clip", "--eval-interval", "--eval-iters"};
+                                       "--dropout", "--positional"};
+
+// The flag of a training setting: "--min-lr" for min_lr.
+std::string flag_of(const TrainSetting& setting) {
+  std::string flag = std::string("--") + setting.key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// The flags a resumed run rejects: the model's and the training settings' that are not resumable (--seed).
+std::vector<std::string> fixed_flags() {
+  std::vector<std::string> flags(std::begin(kModelFlags), std::end(kModelFlags));
+  for (const TrainSetting& setting : kTrainSettings)
+    if (setting.help && !setting.resumable) flags.push_back(flag_of(setting));
+  return flags;
+}
 
 GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments) {
   // The vocabulary size is set from the corpus later; 1 stands in for it here.
@@ -62,16 +77,12 @@ GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments)
   return config;
 }
 
+// A resumed run keeps the checkpoint's settings except those given on the command line.
 void apply_training_overrides(const CLI::App& command, const TrainArguments& arguments, TrainSettings& settings) {
-  const TrainSettings& given = arguments.settings;
-  if (command.count("--iters")) settings.iters = given.iters;
-  if (command.count("--lr")) settings.lr = given.lr;
-  if (command.count("--warmup")) settings.warmup = given.warmup;
-  if (command.count("--min-lr")) settings.min_lr = given.min_lr;
-  if (command.count("--weight-decay")) settings.weight_decay = given.weight_decay;
-  if (command.count("--grad-clip")) settings.grad_clip = given.grad_clip;
-  if (command.count("--eval-interval")) settings.eval_interval = given.eval_interval;
-  if (command.count("--eval-iters")) settings.eval_iters = given.eval_iters;
+  for (const TrainSetting& setting : kTrainSettings) {
+    if (setting.resumable && command.count(flag_of(setting)))
+      std::visit([&](auto member) { settings.*member = arguments.settings.*member; }, setting.member);
+  }
   settings.validate();
 }
 
@@ -89,7 +100,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
 
   std::unique_ptr<TrainingRun> run;
   if (arguments.resume) {
-    for (const char* flag : kModelFlags) {
+    for (const std::string& flag : fixed_flags()) {
       check(command.count(flag) == 0, "train --resume: ", flag,
             " cannot change in a resumed run (it continues with the checkpoint's model, data and seed)");
     }
@@ -143,14 +154,9 @@ void add_train_command(CLI::App& app) {
   TrainSettings& settings = arguments->settings;
   command->add_option("--data", arguments->data, "Text file to train on (default: tiny Shakespeare, see scripts/data.sh)");
   command->add_option("--config", arguments->preset, "Model preset: cpu-small, baby, gpt2, ...")->capture_default_str();
-  command->add_option("--iters", settings.iters, "Optimiser steps in the whole run")->capture_default_str();
-  command->add_option("--seed", settings.seed, "Seed of the initial weights, the batches and dropout")->capture_default_str();
   command->add_option("--out", arguments->out, "Directory for model.safetensors, best.safetensors, metrics.jsonl")
       ->capture_default_str();
   command->add_flag("--resume", arguments->resume, "Continue the run saved in --out DIR/model.safetensors");
-  command->add_option("--eval-interval", settings.eval_interval, "Evaluate and checkpoint every N steps")
-      ->capture_default_str();
-  command->add_option("--eval-iters", settings.eval_iters, "Batches per split in one evaluation")->capture_default_str();
   command->add_option("--log", arguments->log, "JSON Lines metrics file (default: DIR/metrics.jsonl)");
   command->add_option("--layers", arguments->layers, "Override the preset's number of layers");
   command->add_option("--heads", arguments->heads, "Override the preset's attention heads");
@@ -160,12 +166,11 @@ void add_train_command(CLI::App& app) {
   command->add_option("--dropout", arguments->dropout, "Override the preset's dropout");
   command->add_option("--positional", arguments->positional, "Positional encoding")
       ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}));
-  command->add_option("--lr", settings.lr, "Peak learning rate")->capture_default_str();
-  command->add_option("--warmup", settings.warmup, "Linear warmup steps")->capture_default_str();
-  command->add_option("--min-lr", settings.min_lr, "Learning rate at the end of the cosine decay")->capture_default_str();
-  command->add_option("--weight-decay", settings.weight_decay, "AdamW weight decay (2-D weights)")->capture_default_str();
-  command->add_option("--grad-clip", settings.grad_clip, "Clip the global gradient norm to this (0 = off)")
-      ->capture_default_str();
+  for (const TrainSetting& setting : kTrainSettings) {
+    if (!setting.help) continue;
+    const auto add = [&](auto member) { return command->add_option(flag_of(setting), settings.*member, setting.help); };
+    std::visit(add, setting.member)->capture_default_str();
+  }
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
   command->callback([command, arguments] { run_train(*command, *arguments); });
 }

@@ -2,7 +2,9 @@
 // and the training plot (inspect/loss_plot.h): a heatmap, a histogram and a line
 // chart. Each returns one <svg> element as text, without an xmlns attribute so
 // it can sit inside an HTML page (the HTML parser knows <svg>); standalone()
-// turns one into an .svg file of its own.
+// turns one into an .svg file of its own. One file each: svg_heatmap.cpp,
+// svg_histogram.cpp, svg_line_chart.cpp, drawn with the helpers of
+// svg_canvas.h; svg_canvas.cpp also holds escape, nice_ticks and standalone.
 //
 // All text that reaches the output (titles, token labels) is escaped, and the
 // output depends only on the arguments (no ids, no clocks, fixed number

@@ -44,9 +44,9 @@ void GPT::initialize_parameters(uint64_t seed) {
   for (const auto& [name, parameter] : named_parameters()) {
     if (parameter.dim() == 1) {  // biases 0, LayerNorm weights 1
       nn::init::constant_(parameter, name.ends_with(".bias") ? 0.0 : 1.0);
-    } else if (config_.init == "xavier_uniform") {
+    } else if (config_.init == InitScheme::XavierUniform) {
       nn::init::xavier_uniform_(parameter, generator);
-    } else if (config_.init == "xavier_normal") {
+    } else if (config_.init == InitScheme::XavierNormal) {
       nn::init::xavier_normal_(parameter, generator);
     } else {
       // GPT-2: each block adds two residual branches, so their output projections

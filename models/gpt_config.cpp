@@ -34,14 +34,38 @@ std::string preset_names() {
   return names;
 }
 
-const char* gelu_name(nn::GeluApproximation approximation) {
-  return approximation == nn::GeluApproximation::Tanh ? "tanh" : "erf";
+// The name of one value of an enum switch, as the config's JSON writes it.
+template <class Enum>
+struct Named {
+  Enum value;
+  const char* name;
+};
+
+constexpr Named<PositionalEncoding> kPositionalNames[] = {{PositionalEncoding::Learned, "learned"},
+                                                           {PositionalEncoding::Sinusoidal, "sinusoidal"},
+                                                           {PositionalEncoding::Rope, "rope"}};
+constexpr Named<nn::GeluApproximation> kGeluNames[] = {{nn::GeluApproximation::Tanh, "tanh"},
+                                                       {nn::GeluApproximation::Erf, "erf"}};
+constexpr Named<InitScheme> kInitNames[] = {{InitScheme::Gpt2, "gpt2"},
+                                            {InitScheme::XavierUniform, "xavier_uniform"},
+                                            {InitScheme::XavierNormal, "xavier_normal"}};
+
+template <class Enum, size_t N>
+const char* name_in(const Named<Enum> (&names)[N], Enum value) {
+  for (const Named<Enum>& entry : names)
+    if (entry.value == value) return entry.name;
+  return "?";
 }
 
-nn::GeluApproximation gelu_named(const std::string& name) {
-  if (name == "tanh") return nn::GeluApproximation::Tanh;
-  if (name == "erf") return nn::GeluApproximation::Erf;
-  fail("GPTConfig: unknown gelu '", name, "' (known: tanh, erf)");
+// The value called `name`; an unknown name throws, naming `what` and the known names.
+template <class Enum, size_t N>
+Enum value_in(const Named<Enum> (&names)[N], const std::string& name, const char* what) {
+  std::string known;
+  for (const Named<Enum>& entry : names) {
+    if (name == entry.name) return entry.value;
+    known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  }
+  fail("GPTConfig: unknown ", what, " '", name, "' (known: ", known, ")");
 }
 
 const Preset& preset_of(const std::string& name) {
@@ -52,20 +76,15 @@ const Preset& preset_of(const std::string& name) {
 
 }  // namespace
 
-const char* positional_encoding_name(PositionalEncoding kind) {
-  switch (kind) {
-    case PositionalEncoding::Learned: return "learned";
-    case PositionalEncoding::Sinusoidal: return "sinusoidal";
-    case PositionalEncoding::Rope: return "rope";
-  }
-  return "?";
-}
+const char* positional_encoding_name(PositionalEncoding kind) { return name_in(kPositionalNames, kind); }
 
 PositionalEncoding positional_encoding_named(const std::string& name) {
-  for (PositionalEncoding kind : {PositionalEncoding::Learned, PositionalEncoding::Sinusoidal, PositionalEncoding::Rope})
-    if (name == positional_encoding_name(kind)) return kind;
-  fail("GPTConfig: unknown positional encoding '", name, "' (known: learned, sinusoidal, rope)");
+  return value_in(kPositionalNames, name, "positional encoding");
 }
+
+const char* init_scheme_name(InitScheme scheme) { return name_in(kInitNames, scheme); }
+
+InitScheme init_scheme_named(const std::string& name) { return value_in(kInitNames, name, "init"); }
 
 bool GPTConfig::preset_uses_gpt2_vocabulary(const std::string& name) { return preset_of(name).gpt2_vocab; }
 
@@ -91,8 +110,6 @@ void GPTConfig::validate() const {
   check(block_size > 0, "GPTConfig: block_size must be positive, got ", block_size);
   check(n_layer > 0, "GPTConfig: n_layer must be positive, got ", n_layer);
   check(batch_size > 0, "GPTConfig: batch_size must be positive, got ", batch_size);
-  check(init == "gpt2" || init == "xavier_uniform" || init == "xavier_normal", "GPTConfig: unknown init '", init,
-        "' (known: gpt2, xavier_uniform, xavier_normal)");
   try {
     transformer_options().validate();
   } catch (const Error& error) {
@@ -135,10 +152,10 @@ nlohmann::json GPTConfig::to_json() const {
           {"dropout", dropout},
           {"bias", bias},
           {"positional", positional_encoding_name(positional)},
-          {"gelu", gelu_name(gelu)},
+          {"gelu", name_in(kGeluNames, gelu)},
           {"layer_norm_eps", layer_norm_eps},
           {"tie_embeddings", tie_embeddings},
-          {"init", init},
+          {"init", init_scheme_name(init)},
           {"scale_embeddings", scale_embeddings},
           {"rope_base", rope_base}};
 }
@@ -167,11 +184,11 @@ GPTConfig GPTConfig::from_json(const nlohmann::json& json) {
     read("bias", config.bias);
     read("layer_norm_eps", config.layer_norm_eps);
     read("tie_embeddings", config.tie_embeddings);
-    read("init", config.init);
     read("scale_embeddings", config.scale_embeddings);
     read("rope_base", config.rope_base);
     if (json.contains("positional")) config.positional = positional_encoding_named(json.at("positional").get<std::string>());
-    if (json.contains("gelu")) config.gelu = gelu_named(json.at("gelu").get<std::string>());
+    if (json.contains("gelu")) config.gelu = value_in(kGeluNames, json.at("gelu").get<std::string>(), "gelu");
+    if (json.contains("init")) config.init = init_scheme_named(json.at("init").get<std::string>());
   } catch (const nlohmann::json::exception& error) {
     fail("GPTConfig::from_json: ", error.what());
   }

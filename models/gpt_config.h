@@ -29,6 +29,16 @@ enum class PositionalEncoding {
 const char* positional_encoding_name(PositionalEncoding kind);  // "learned", "sinusoidal", "rope"
 PositionalEncoding positional_encoding_named(const std::string& name);
 
+// How the weights start (models/gpt.h says what each draws).
+enum class InitScheme {
+  Gpt2,           // N(0, 0.02), the residual projections scaled down by sqrt(2 L) (nanoGPT)
+  XavierUniform,  // every 2-D weight Xavier-uniform
+  XavierNormal,   // every 2-D weight Xavier-normal
+};
+
+const char* init_scheme_name(InitScheme scheme);  // "gpt2", "xavier_uniform", "xavier_normal"
+InitScheme init_scheme_named(const std::string& name);
+
 struct GPTConfig {
   std::string preset = "cpu-small";  // the preset these values started from (informational)
   int64_t vocab_size = 65;           // V: token ids are in [0, V)
@@ -43,7 +53,7 @@ struct GPTConfig {
   nn::GeluApproximation gelu = nn::GeluApproximation::Tanh;  // GPT-2 uses tanh
   double layer_norm_eps = 1e-5;
   bool tie_embeddings = true;        // the LM head reuses the token embedding table (GPT-2)
-  std::string init = "gpt2";         // "gpt2" | "xavier_uniform" | "xavier_normal" (see models/gpt.h)
+  InitScheme init = InitScheme::Gpt2;
   bool scale_embeddings = false;     // multiply token embeddings by sqrt(C)
   double rope_base = 10000.0;        // RoPE's theta_i = rope_base^(-2i / HS)
 

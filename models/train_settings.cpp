@@ -19,29 +19,17 @@ void TrainSettings::validate() const {
 }
 
 nlohmann::json TrainSettings::to_json() const {
-  return {{"iters", iters},         {"seed", seed},
-          {"lr", lr},               {"warmup", warmup},
-          {"min_lr", min_lr},       {"weight_decay", weight_decay},
-          {"beta1", beta1},         {"beta2", beta2},
-          {"eps", eps},             {"grad_clip", grad_clip},
-          {"eval_interval", eval_interval}, {"eval_iters", eval_iters}};
+  nlohmann::json json = nlohmann::json::object();
+  for (const TrainSetting& setting : kTrainSettings)
+    std::visit([&](auto member) { json[setting.key] = this->*member; }, setting.member);
+  return json;
 }
 
 TrainSettings TrainSettings::from_json(const nlohmann::json& json) {
   TrainSettings settings;
   try {
-    json.at("iters").get_to(settings.iters);
-    json.at("seed").get_to(settings.seed);
-    json.at("lr").get_to(settings.lr);
-    json.at("warmup").get_to(settings.warmup);
-    json.at("min_lr").get_to(settings.min_lr);
-    json.at("weight_decay").get_to(settings.weight_decay);
-    json.at("beta1").get_to(settings.beta1);
-    json.at("beta2").get_to(settings.beta2);
-    json.at("eps").get_to(settings.eps);
-    json.at("grad_clip").get_to(settings.grad_clip);
-    json.at("eval_interval").get_to(settings.eval_interval);
-    json.at("eval_iters").get_to(settings.eval_iters);
+    for (const TrainSetting& setting : kTrainSettings)
+      std::visit([&](auto member) { json.at(setting.key).get_to(settings.*member); }, setting.member);
   } catch (const nlohmann::json::exception& error) {
     fail("train settings: ", error.what());
   }

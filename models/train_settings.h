@@ -8,6 +8,7 @@
 // 1.827 (nanoGPT's published figure for this config is 1.88; docs/training.md).
 #pragma once
 #include <cstdint>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,30 @@ struct TrainSettings {
   void validate() const;
   nlohmann::json to_json() const;
   static TrainSettings from_json(const nlohmann::json& json);  // validating
+};
+
+// One row per field of TrainSettings: the list to_json, from_json and the train
+// command's flags are all built from, so a setting is added in one place.
+struct TrainSetting {
+  const char* key;  // in JSON; the flag is "--" + key with '-' for '_' (min_lr: --min-lr)
+  std::variant<int64_t TrainSettings::*, uint64_t TrainSettings::*, double TrainSettings::*> member;
+  const char* help;  // the flag's help; nullptr: no flag (saved in checkpoints all the same)
+  bool resumable;    // a resumed run may change it (the seed may not: the batches and dropout follow from it)
+};
+
+inline constexpr TrainSetting kTrainSettings[] = {
+    {"iters", &TrainSettings::iters, "Optimiser steps in the whole run", true},
+    {"seed", &TrainSettings::seed, "Seed of the initial weights, the batches and dropout", false},
+    {"lr", &TrainSettings::lr, "Peak learning rate", true},
+    {"warmup", &TrainSettings::warmup, "Linear warmup steps", true},
+    {"min_lr", &TrainSettings::min_lr, "Learning rate at the end of the cosine decay", true},
+    {"weight_decay", &TrainSettings::weight_decay, "AdamW weight decay (2-D weights)", true},
+    {"beta1", &TrainSettings::beta1, nullptr, false},
+    {"beta2", &TrainSettings::beta2, nullptr, false},
+    {"eps", &TrainSettings::eps, nullptr, false},
+    {"grad_clip", &TrainSettings::grad_clip, "Clip the global gradient norm to this (0 = off)", true},
+    {"eval_interval", &TrainSettings::eval_interval, "Evaluate and checkpoint every N steps", true},
+    {"eval_iters", &TrainSettings::eval_iters, "Batches per split in one evaluation", true},
 };
 
 }  // namespace tg

@@ -11,8 +11,8 @@ namespace tg::raw {
 
 namespace {
 
-// out = fn(a, b) over the broadcast shape. The inner loop is written three
-// times so the compiler vectorises the common layouts: all contiguous, one
+// out = fn(a, b) over the broadcast shape. The inner loop is written four
+// times so the compiler vectorises the common layouts: all contiguous, either
 // operand a scalar (step 0), and the general strided case.
 template <class In, class Out, class Fn>
 Tensor binary(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
@@ -105,13 +105,11 @@ TG_UNARY(exp, exp_fast(x))  // vectorised, within 2 ulp of std::exp (tensor/vect
 TG_UNARY(log, std::log(x))
 TG_UNARY(sqrt, std::sqrt(x))
 TG_UNARY(tanh, std::tanh(x))
-TG_UNARY(abs, std::abs(x))
 TG_UNARY(sign, static_cast<T>((x > 0) - (x < 0)))
 
 Tensor add(const Tensor& a, double b) { return add(a, scalar(b, a.dtype())); }
 Tensor mul(const Tensor& a, double b) { return mul(a, scalar(b, a.dtype())); }
 Tensor rsub(double a, const Tensor& b) { return sub(scalar(a, b.dtype()), b); }
-Tensor rdiv(double a, const Tensor& b) { return div(scalar(a, b.dtype()), b); }
 Tensor gt(const Tensor& a, double b) { return gt(a, scalar(b, a.dtype())); }
 
 Tensor pow(const Tensor& base, double exponent) {

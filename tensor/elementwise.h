@@ -20,7 +20,6 @@ Tensor add(const Tensor& a, double b);
 Tensor mul(const Tensor& a, double b);
 Tensor pow(const Tensor& base, double exponent);
 Tensor rsub(double a, const Tensor& b);  // a - b
-Tensor rdiv(double a, const Tensor& b);  // a / b
 
 // Comparisons -> bool.
 Tensor eq(const Tensor& a, const Tensor& b);
@@ -37,7 +36,6 @@ Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
-Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);  // -1, 0 or 1
 
 // condition ? a : b, all three broadcast together; condition is bool.

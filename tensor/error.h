@@ -4,7 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <utility>
+
+#include "tensor/shape.h"
 
 namespace tg {
 
@@ -13,18 +14,30 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+namespace detail {
+
+// One part of a message as fail() writes it: a shape (or strides) as "(2, 3)",
+// anything else as operator<< does.
+template <class Part>
+void write_part(std::ostringstream& message, const Part& part) {
+  message << part;
+}
+inline void write_part(std::ostringstream& message, const Shape& shape) { message << shape_str(shape); }
+
+}  // namespace detail
+
 // fail("matmul: shapes ", a.shape(), " and ", b.shape(), " do not match")
 template <class... Parts>
-[[noreturn]] void fail(Parts&&... parts) {
+[[noreturn]] void fail(const Parts&... parts) {
   std::ostringstream message;
-  (message << ... << std::forward<Parts>(parts));
+  (detail::write_part(message, parts), ...);
   throw Error(message.str());
 }
 
 // The message parts are only formatted when the check fails.
 template <class... Parts>
-void check(bool condition, Parts&&... parts) {
-  if (!condition) fail(std::forward<Parts>(parts)...);
+void check(bool condition, const Parts&... parts) {
+  if (!condition) fail(parts...);
 }
 
 }  // namespace tg

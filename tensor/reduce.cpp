@@ -6,7 +6,7 @@
 //   kept dims (one output element each)  x  reduced dims (summed over)
 //
 // with both lists simplified (size-1 dims dropped, neighbours that step as one
-// merged, as StridedLoop does), then picks a loop by layout:
+// merged: MergedDims, which StridedLoop uses too), then picks a loop by layout:
 //
 //   rows     the reduced elements of an output are one contiguous run (the last
 //            dim of a contiguous tensor): a vectorised run sum per output.
@@ -49,33 +49,8 @@ constexpr int64_t kColumns = 1024;  // output accumulators per task in the colum
 // Float32 sums accumulate in double; int64 in int64.
 template <class T> using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
-// The dims of one strided operand with size-1 dims dropped and neighbours merged
-// when stepping the outer one equals stepping the inner one across its size.
-struct Dims {
-  Shape sizes;
-  Strides strides;
-
-  void push(int64_t size, int64_t stride) {
-    if (size == 1) return;
-    if (!sizes.empty() && strides.back() == stride * size) {
-      sizes.back() *= size;
-      strides.back() = stride;
-      return;
-    }
-    sizes.push_back(size);
-    strides.push_back(stride);
-  }
-  int64_t ndim() const { return static_cast<int64_t>(sizes.size()); }
-  // Element offset of the index-th element in row-major order over the first `count` dims.
-  int64_t offset_of(int64_t index, int64_t count) const {
-    int64_t offset = 0;
-    for (int64_t d = count - 1; d >= 0; --d) {
-      offset += (index % sizes[d]) * strides[d];
-      index /= sizes[d];
-    }
-    return offset;
-  }
-};
+// Dims of x (one operand): strides[0] are x's.
+using Dims = MergedDims<1>;
 
 struct ReductionPlan {
   Shape out_shape;
@@ -100,18 +75,15 @@ ReductionPlan plan_reduction(const Tensor& x, const std::vector<int64_t>& dims, 
     const int64_t size = x.shape()[d];
     if (is_reduced[d]) {
       plan.count *= size;
-      plan.reduced.push(size, x.strides()[d]);
+      plan.reduced.push(size, {x.strides()[d]});
       if (keepdim) plan.out_shape.push_back(1);
     } else {
       plan.outputs *= size;
-      plan.kept.push(size, x.strides()[d]);
+      plan.kept.push(size, {x.strides()[d]});
       plan.out_shape.push_back(size);
     }
   }
-  if (plan.reduced.sizes.empty()) {
-    plan.reduced.sizes.push_back(1);
-    plan.reduced.strides.push_back(0);
-  }
+  plan.reduced.keep_one_dim();
   plan.empty = x.numel() == 0;
   return plan;
 }
@@ -167,7 +139,7 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
   const Dims& kept = plan.kept;
   const Dims& reduced = plan.reduced;
   const int threads = plan.outputs * plan.count >= kParallelThreshold ? omp_get_max_threads() : 1;
-  const int64_t inner_size = reduced.sizes.back(), inner_stride = reduced.strides.back();
+  const int64_t inner_size = reduced.shape.back(), inner_stride = reduced.strides[0].back();
   const int64_t outer_runs = plan.count / inner_size;  // runs along the innermost reduced dim, per output
 
   if (reduced.ndim() == 1 && inner_stride == 1) {  // rows
@@ -179,7 +151,7 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
 #pragma omp parallel for schedule(static) num_threads(threads)
       for (int64_t unit = 0; unit < plan.outputs * blocks; ++unit) {
         const int64_t o = unit / blocks, start = (unit % blocks) * kBlock;
-        const T* row = x + kept.offset_of(o, kept.ndim());
+        const T* row = x + kept.offsets_of(o, kept.ndim())[0];
         block_sums[unit] = sum_block<Acc>(row + start, std::min(kBlock, inner_size - start),
                                           [&](T v) { return term(v, o); });
       }
@@ -192,14 +164,14 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
     }
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int64_t o = 0; o < plan.outputs; ++o) {
-      const T* row = x + kept.offset_of(o, kept.ndim());
+      const T* row = x + kept.offsets_of(o, kept.ndim())[0];
       store(o, sum_run<Acc>(row, inner_size, 1, [&](T v) { return term(v, o); }));
     }
     return;
   }
 
-  if (kept.ndim() > 0 && kept.strides.back() == 1) {  // columns
-    const int64_t width = kept.sizes.back();
+  if (kept.ndim() > 0 && kept.strides[0].back() == 1) {  // columns
+    const int64_t width = kept.shape.back();
     const int64_t chunk = column_chunk(width, plan.outputs / width, threads);
     const int64_t chunks = (width + chunk - 1) / chunk;
     const int64_t units = plan.outputs / width * chunks;
@@ -208,11 +180,11 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
       const int64_t kept_row = unit / chunks, first = (unit % chunks) * chunk;
       const int64_t columns = std::min(chunk, width - first);
       const int64_t o_first = kept_row * width + first;
-      const T* base = x + kept.offset_of(kept_row, kept.ndim() - 1) + first;
+      const T* base = x + kept.offsets_of(kept_row, kept.ndim() - 1)[0] + first;
       Acc sums[kColumns];
       std::fill(sums, sums + columns, Acc(0));
       for (int64_t run = 0; run < outer_runs; ++run) {
-        const T* run_base = base + reduced.offset_of(run, reduced.ndim() - 1);
+        const T* run_base = base + reduced.offsets_of(run, reduced.ndim() - 1)[0];
         for (int64_t i = 0; i < inner_size; ++i) {
           const T* values = run_base + i * inner_stride;
           for (int64_t j = 0; j < columns; ++j) sums[j] += term(values[j], o_first + j);
@@ -226,10 +198,10 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
   // general
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
   for (int64_t o = 0; o < plan.outputs; ++o) {
-    const T* base = x + kept.offset_of(o, kept.ndim());
+    const T* base = x + kept.offsets_of(o, kept.ndim())[0];
     Acc total = 0;
     for (int64_t run = 0; run < outer_runs; ++run)
-      total += sum_run<Acc>(base + reduced.offset_of(run, reduced.ndim() - 1), inner_size, inner_stride,
+      total += sum_run<Acc>(base + reduced.offsets_of(run, reduced.ndim() - 1)[0], inner_size, inner_stride,
                             [&](T v) { return term(v, o); });
     store(o, total);
   }
@@ -334,15 +306,15 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
   MaxResult result{Tensor::empty(plan.out_shape, x.dtype()), Tensor::empty(plan.out_shape, DType::Int64)};
   if (plan.outputs == 0) return result;
   const Dims& kept = plan.kept;
-  const int64_t stride = plan.reduced.strides[0];  // the one reduced dim (stride 0 when it has size 1)
+  const int64_t stride = plan.reduced.strides[0][0];  // the one reduced dim (stride 0 when it has size 1)
   const int threads = plan.outputs * size >= kParallelThreshold ? omp_get_max_threads() : 1;
   int64_t* indices = result.indices.data<int64_t>();
   visit_numeric(x.dtype(), "max", [&]<class T>() {
     const T* data = x.data<T>();
     T* values = result.values.data<T>();
-    if (kept.ndim() > 0 && kept.strides.back() == 1 && stride != 1) {
+    if (kept.ndim() > 0 && kept.strides[0].back() == 1 && stride != 1) {
       // columns: compare whole rows of outputs at a time (vectorises across outputs)
-      const int64_t width = kept.sizes.back();
+      const int64_t width = kept.shape.back();
       const int64_t chunk = column_chunk(width, plan.outputs / width, threads);
       const int64_t chunks = (width + chunk - 1) / chunk;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
@@ -350,7 +322,7 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
         const int64_t kept_row = unit / chunks, first = (unit % chunks) * chunk;
         const int64_t columns = std::min(chunk, width - first);
         const int64_t o_first = kept_row * width + first;
-        const T* base = data + kept.offset_of(kept_row, kept.ndim() - 1) + first;
+        const T* base = data + kept.offsets_of(kept_row, kept.ndim() - 1)[0] + first;
         T* best = values + o_first;
         int64_t* best_at = indices + o_first;
         for (int64_t j = 0; j < columns; ++j) {
@@ -370,7 +342,7 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
     }
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int64_t o = 0; o < plan.outputs; ++o) {
-      const T* line = data + kept.offset_of(o, kept.ndim());
+      const T* line = data + kept.offsets_of(o, kept.ndim())[0];
       if (stride == 1) {
         std::tie(values[o], indices[o]) = contiguous_line_max(line, size);
         continue;

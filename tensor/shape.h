@@ -2,7 +2,6 @@
 // any stride; a broadcast (expanded) dim has stride 0.
 #pragma once
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,7 +13,7 @@ using Strides = std::vector<int64_t>;
 int64_t numel(const Shape& shape);
 Strides contiguous_strides(const Shape& shape);  // row-major: last dim has stride 1
 
-// "(2, 3)"; a 0-d shape prints as "()".
+// "(2, 3)"; one dim is "(4,)" (a Python tuple) and a 0-d shape "()".
 std::string shape_str(const Shape& shape);
 
 // NumPy broadcasting: align on the right; each pair of sizes must be equal or 1.
@@ -25,8 +24,3 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op);
 
 }  // namespace tg
-
-namespace std {
-// Lets error messages stream shapes: fail("add: ", a.shape(), ...).
-inline ostream& operator<<(ostream& out, const tg::Shape& shape) { return out << tg::shape_str(shape); }
-}  // namespace std

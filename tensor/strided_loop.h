@@ -24,38 +24,72 @@
 
 namespace tg {
 
+// A shape walked by N operands, each with its own strides, simplified: size-1
+// dims dropped, and a dim merged into the one before it when every operand steps
+// the outer dim once exactly as it steps the inner dim across its whole size (so
+// a contiguous tensor of any shape becomes a single dim). StridedLoop runs on
+// it, and so do the reductions (tensor/reduce.cpp).
 template <size_t N>
-struct StridedLoop {
-  Shape shape;                     // simplified shape, innermost dim last
+struct MergedDims {
+  Shape shape;                     // innermost dim last
   std::array<Strides, N> strides;  // per operand, aligned with `shape`
 
-  StridedLoop(const Shape& full_shape, const std::array<Strides, N>& full_strides) {
-    for (size_t d = 0; d < full_shape.size(); ++d) {
-      if (full_shape[d] == 1) continue;
-      // Dim d (inner) merges into the last kept dim (outer) when, for every operand,
-      // stepping the outer dim once equals stepping the inner dim across its whole size.
-      bool merges = !shape.empty();
-      for (size_t k = 0; k < N && merges; ++k) merges = strides[k].back() == full_strides[k][d] * full_shape[d];
-      if (merges) {
-        shape.back() *= full_shape[d];
-        for (size_t k = 0; k < N; ++k) strides[k].back() = full_strides[k][d];
-      } else {
-        shape.push_back(full_shape[d]);
-        for (size_t k = 0; k < N; ++k) strides[k].push_back(full_strides[k][d]);
-      }
-    }
-    if (shape.empty()) {  // a single element
-      shape.push_back(1);
-      for (size_t k = 0; k < N; ++k) strides[k].push_back(0);
+  // Appends the next (inner) dim, of `size`, which operand k steps through by dim_strides[k].
+  void push(int64_t size, const std::array<int64_t, N>& dim_strides) {
+    if (size == 1) return;
+    bool merges = !shape.empty();
+    for (size_t k = 0; k < N && merges; ++k) merges = strides[k].back() == dim_strides[k] * size;
+    if (merges) {
+      shape.back() *= size;
+      for (size_t k = 0; k < N; ++k) strides[k].back() = dim_strides[k];
+    } else {
+      shape.push_back(size);
+      for (size_t k = 0; k < N; ++k) strides[k].push_back(dim_strides[k]);
     }
   }
 
-  int64_t numel() const { return tg::numel(shape); }
+  // When every dim was dropped (a single element), one size-1 dim of stride 0,
+  // so that loops always have an innermost dim.
+  void keep_one_dim() {
+    if (!shape.empty()) return;
+    shape.push_back(1);
+    for (size_t k = 0; k < N; ++k) strides[k].push_back(0);
+  }
+
+  int64_t ndim() const { return static_cast<int64_t>(shape.size()); }
+
+  // Each operand's element offset of the index-th element in row-major order
+  // over the first `count` dims.
+  std::array<int64_t, N> offsets_of(int64_t index, int64_t count) const {
+    std::array<int64_t, N> offsets{};
+    for (int64_t d = count - 1; d >= 0; --d) {
+      const int64_t position = index % shape[d];
+      index /= shape[d];
+      for (size_t k = 0; k < N; ++k) offsets[k] += position * strides[k][d];
+    }
+    return offsets;
+  }
+};
+
+template <size_t N>
+struct StridedLoop {
+  MergedDims<N> dims;
+
+  StridedLoop(const Shape& full_shape, const std::array<Strides, N>& full_strides) {
+    for (size_t d = 0; d < full_shape.size(); ++d) {
+      std::array<int64_t, N> dim_strides;
+      for (size_t k = 0; k < N; ++k) dim_strides[k] = full_strides[k][d];
+      dims.push(full_shape[d], dim_strides);
+    }
+    dims.keep_one_dim();
+  }
+
+  int64_t numel() const { return tg::numel(dims.shape); }
 
   template <class Body>
   void run(Body&& body) const {
-    const int64_t ndim = static_cast<int64_t>(shape.size());
-    const int64_t inner = shape.back();
+    const int64_t ndim = dims.ndim();
+    const int64_t inner = dims.shape.back();
     const int64_t total = numel();
     if (total == 0) return;
     const int64_t rows = total / inner;
@@ -70,18 +104,13 @@ struct StridedLoop {
     const int64_t units = rows * blocks_per_row;
 
     std::array<int64_t, N> steps;
-    for (size_t k = 0; k < N; ++k) steps[k] = strides[k][ndim - 1];
+    for (size_t k = 0; k < N; ++k) steps[k] = dims.strides[k][ndim - 1];
 
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int64_t unit = 0; unit < units; ++unit) {
-      int64_t row = unit / blocks_per_row;
+      const int64_t row = unit / blocks_per_row;
       const int64_t start = (unit % blocks_per_row) * block;
-      std::array<int64_t, N> offsets{};
-      for (int64_t d = ndim - 2; d >= 0; --d) {  // row index -> offsets over the outer dims
-        const int64_t index = row % shape[d];
-        row /= shape[d];
-        for (size_t k = 0; k < N; ++k) offsets[k] += index * strides[k][d];
-      }
+      std::array<int64_t, N> offsets = dims.offsets_of(row, ndim - 1);  // the row's start, over the outer dims
       for (size_t k = 0; k < N; ++k) offsets[k] += start * steps[k];
       body(offsets, std::min(block, inner - start), steps);
     }

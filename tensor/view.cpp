@@ -12,10 +12,10 @@ Tensor restride(const Tensor& x, Shape shape, Strides strides, int64_t offset) {
   return Tensor::view_of(x.storage(), x.dtype(), std::move(shape), std::move(strides), offset);
 }
 
-// Strides that let `new_shape` walk the same elements as x in row-major order,
-// or an empty optional-like result (`ok` false) when no strides can. The idea, as
-// in PyTorch's computeStride: split x's dims into chunks that are contiguous
-// among themselves; each chunk of old dims must map onto a run of new dims.
+// Fills new_strides with strides that let `new_shape` walk the same elements as
+// x in row-major order and returns true, or returns false when no strides can.
+// The idea, as in PyTorch's computeStride: split x's dims into chunks that are
+// contiguous among themselves; each chunk of old dims must map onto a run of new dims.
 bool strides_for_view(const Tensor& x, const Shape& new_shape, Strides& new_strides) {
   const Shape& old_shape = x.shape();
   const Strides& old_strides = x.strides();
@@ -47,8 +47,7 @@ bool strides_for_view(const Tensor& x, const Shape& new_shape, Strides& new_stri
   return view_d == -1;
 }
 
-}  // namespace
-
+// The shape `shape` with a -1 entry resolved for `count` elements (for view/reshape).
 Shape infer_shape(Shape shape, int64_t count, const char* op) {
   int64_t inferred = -1, known = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -67,6 +66,8 @@ Shape infer_shape(Shape shape, int64_t count, const char* op) {
   check(numel(shape) == count, op, ": shape ", shape, " is invalid for input of ", count, " elements");
   return shape;
 }
+
+}  // namespace
 
 Tensor view(const Tensor& x, Shape shape) {
   shape = infer_shape(std::move(shape), x.numel(), "view");

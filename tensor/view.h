@@ -45,7 +45,4 @@ void copy_(const Tensor& dst, const Tensor& src);
 // x converted to another dtype (x itself if it already has it).
 Tensor to_dtype(const Tensor& x, DType dtype);
 
-// The shape `shape` with a -1 entry resolved for `count` elements (for view/reshape).
-Shape infer_shape(Shape shape, int64_t count, const char* op);
-
 }  // namespace tg::raw

@@ -13,7 +13,7 @@ namespace {
 
 Walkthrough tiny_walkthrough(const std::string& target) {
   GPTConfig config = tg::testing::tiny_walkthrough_config();
-  config.init = "xavier_normal";
+  config.init = InitScheme::XavierNormal;
   GPT model(config, 37);
   WalkthroughOptions options;
   options.target = target;

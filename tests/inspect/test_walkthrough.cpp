@@ -145,7 +145,7 @@ TEST_CASE("walk_through: the tokens, the embedding rows and the positions are th
 
 TEST_CASE("walk_through: LayerNorm rows have mean 0 and variance 1 before the affine") {
   GPTConfig config = tiny_walkthrough_config();
-  config.init = "xavier_normal";  // rows of variance >> eps (GPT-2's 0.02 gives ~4e-4: var / (var + eps) ~ 0.98)
+  config.init = InitScheme::XavierNormal;  // rows of variance >> eps (GPT-2's 0.02 gives ~4e-4: var / (var + eps) ~ 0.98)
   GPT model(config, 5);
   const Walkthrough walkthrough = explain(model, "feed cab");
   for (const std::string id : {"block0.ln_1", "block1.ln_2", "ln_f"}) {
@@ -221,7 +221,7 @@ TEST_CASE("walk_through: probabilities are the softmax of the logits, and the to
 TEST_CASE("walk_through: forward_match and causality against GPT::forward") {
   for (PositionalEncoding positional : {PositionalEncoding::Learned, PositionalEncoding::Rope}) {
     GPTConfig config = tiny_walkthrough_config(positional);
-    config.init = "xavier_normal";  // larger weights than GPT-2's 0.02: any leak would show
+    config.init = InitScheme::XavierNormal;  // larger weights than GPT-2's 0.02: any leak would show
     GPT model(config, 17);
     const Walkthrough walkthrough = explain(model, "a cab h");
     CHECK(walkthrough.forward_match < 1e-5);
@@ -236,7 +236,7 @@ TEST_CASE("walk_through: forward_match and causality against GPT::forward") {
 
 TEST_CASE("walk_through: the loss, the target probabilities and the gradients match GPT::loss and its backward") {
   GPTConfig config = tiny_walkthrough_config();
-  config.init = "xavier_normal";
+  config.init = InitScheme::XavierNormal;
   GPT model(config, 19);
   WalkthroughOptions options;
   options.target = "fed";

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "models/gpt.h"
+#include "tests/models/tiny_gpt_config.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace tg::testing {
@@ -13,14 +14,7 @@ inline tokenizer::TextTokenizer tiny_tokenizer() {
 
 // 2 blocks, 2 heads, C = 8, block_size 8, over tiny_tokenizer()'s 13 characters.
 inline GPTConfig tiny_walkthrough_config(PositionalEncoding positional = PositionalEncoding::Learned) {
-  GPTConfig config = GPTConfig::preset_named("cpu-small", tiny_tokenizer().vocab_size());
-  config.preset = "tiny";
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 8;
-  config.block_size = 8;
-  config.positional = positional;
-  return config;
+  return tiny_gpt_config({.vocab_size = tiny_tokenizer().vocab_size(), .positional = positional});
 }
 
 }  // namespace tg::testing

@@ -27,7 +27,7 @@ std::map<int64_t, int> histogram(const std::vector<float>& logits, const Samplin
 GPTConfig generation_config(PositionalEncoding positional) {
   GPTConfig config = tg::testing::tiny_config(positional);
   config.vocab_size = 13;
-  config.init = "xavier_normal";
+  config.init = InitScheme::XavierNormal;
   return config;
 }
 

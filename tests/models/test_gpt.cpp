@@ -13,6 +13,7 @@
 #include "nn/parameter_arena.h"
 #include "tensor/elementwise.h"
 #include "tensor/view.h"
+#include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;
 
@@ -22,15 +23,7 @@ constexpr PositionalEncoding kAllKinds[] = {PositionalEncoding::Learned, Positio
                                             PositionalEncoding::Rope};
 
 GPTConfig tiny(PositionalEncoding kind = PositionalEncoding::Learned) {
-  GPTConfig config;
-  config.preset = "tiny";
-  config.vocab_size = 11;
-  config.block_size = 8;
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 8;
-  config.positional = kind;
-  return config;
+  return testing::tiny_gpt_config({.vocab_size = 11, .positional = kind});
 }
 
 Tensor random_ids(const Shape& shape, int64_t vocab_size, uint64_t seed) {
@@ -112,12 +105,14 @@ TEST_CASE("parameter_count of the real gpt2: 124,439,808 (tied embeddings, learn
 TEST_CASE("config: JSON round trip and validation errors") {
   GPTConfig config = tiny(PositionalEncoding::Rope);
   config.gelu = nn::GeluApproximation::Erf;
-  config.init = "xavier_normal";
+  config.init = InitScheme::XavierNormal;
   config.dropout = 0.1;
   const GPTConfig back = GPTConfig::from_json(config.to_json());
   CHECK(back.to_json() == config.to_json());
   CHECK(back.positional == PositionalEncoding::Rope);
   CHECK(back.gelu == nn::GeluApproximation::Erf);
+  CHECK(back.init == InitScheme::XavierNormal);
+  CHECK(config.to_json()["init"] == "xavier_normal");  // the name checkpoints have always stored
   nlohmann::json extra = config.to_json();
   extra["n_layers"] = 3;
   CHECK_THROWS_WITH_AS(GPTConfig::from_json(extra), doctest::Contains("unknown key 'n_layers'"), Error);
@@ -130,9 +125,9 @@ TEST_CASE("config: JSON round trip and validation errors") {
   GPTConfig odd = tiny();
   odd.n_head = 3;
   CHECK_THROWS_WITH_AS(odd.validate(), doctest::Contains("n_embd 8 is not divisible by n_head 3"), Error);
-  odd = tiny();
-  odd.init = "kaiming";
-  CHECK_THROWS_WITH_AS(odd.validate(), doctest::Contains("unknown init 'kaiming'"), Error);
+  nlohmann::json unknown_init = config.to_json();  // an InitScheme is always valid: a bad name comes from JSON
+  unknown_init["init"] = "kaiming";
+  CHECK_THROWS_WITH_AS(GPTConfig::from_json(unknown_init), doctest::Contains("unknown init 'kaiming'"), Error);
 }
 
 TEST_CASE("forward: shapes, the loss near ln(V) at initialisation, and printing") {
@@ -180,7 +175,7 @@ TEST_CASE("initialisation: GPT-2's scheme, deterministic from the seed") {
   CHECK(named(same, "blocks.1.attn.qkv.weight").to_vector<float>() ==
         named(model, "blocks.1.attn.qkv.weight").to_vector<float>());
   CHECK(named(other, "wte.weight").to_vector<float>() != named(model, "wte.weight").to_vector<float>());
-  config.init = "xavier_uniform";
+  config.init = InitScheme::XavierUniform;
   const GPT xavier(config, 5);
   const double bound = std::sqrt(6.0 / (128 + 384));
   double largest = 0;

@@ -9,6 +9,7 @@
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
+#include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;
 
@@ -16,15 +17,12 @@ namespace {
 
 // Channels 36 (heads of 12): the gemv's 32-wide loop, its scalar tail, and 3 heads over 2 threads.
 GPTConfig small(PositionalEncoding positional) {
-  GPTConfig config;
-  config.preset = "decode-test";
-  config.vocab_size = 23;
-  config.block_size = 16;
-  config.n_layer = 2;
-  config.n_head = 3;
-  config.n_embd = 36;
-  config.positional = positional;
-  return config;
+  return testing::tiny_gpt_config({.vocab_size = 23,
+                                   .n_embd = 36,
+                                   .n_head = 3,
+                                   .block_size = 16,
+                                   .positional = positional,
+                                   .preset = "decode-test"});
 }
 
 // Bigger weights than init's 0.02 spread, so that every layer moves the logits.

@@ -10,6 +10,7 @@
 #include "models/gpt_config.h"
 #include "models/train.h"
 #include "models/train_settings.h"
+#include "tests/models/tiny_gpt_config.h"
 
 namespace tg::testing {
 
@@ -25,14 +26,8 @@ inline std::string tiny_corpus() {
 
 // 2 layers, 2 heads, 16 channels, context 8, batch 3: a training step takes well under a millisecond.
 inline GPTConfig tiny_config(PositionalEncoding positional = PositionalEncoding::Learned, double dropout = 0.0) {
-  GPTConfig config = GPTConfig::preset_named("cpu-small", 1);
-  config.preset = "tiny";
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 16;
-  config.block_size = 8;
+  GPTConfig config = tiny_gpt_config({.vocab_size = 1, .n_embd = 16, .positional = positional});
   config.batch_size = 3;
-  config.positional = positional;
   config.dropout = dropout;
   return config;
 }
