@@ -1,4 +1,9 @@
 // Reverse-mode differentiation over the recorded tape.
+//
+// Order: every Node is created after the Nodes of its inputs, so taking nodes
+// in decreasing creation order (Node::sequence) is a reverse topological order:
+// when a node runs, every consumer has already added its share to its gradient.
+// backward.cpp does this with a priority queue, without recursion.
 #pragma once
 #include "tensor/tensor.h"
 

@@ -24,7 +24,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const bool save_a = any_requires_grad({b}), save_b = any_requires_grad({a});
   return record("matmul", {a, b}, raw::matmul(a, b),
                 [a = save_a ? a.detach() : Tensor(), b = save_b ? b.detach() : Tensor(), a_shape = a.shape(),
-                 b_shape = b.shape()](const Tensor& dc, const std::vector<bool>& needs) {
+                 b_shape = b.shape()](const Tensor& dc, const Needs& needs) {
                   // Give dC the dims forward dropped for 1-D operands: (..., M, N).
                   Tensor dc_matrix = dc;
                   if (b_shape.size() == 1) dc_matrix = raw::unsqueeze(dc_matrix, dc_matrix.dim());
@@ -52,7 +52,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                     }
                     db = raw::reshape(db, b_shape);
                   }
-                  return std::vector<Tensor>{da, db};
+                  return Grads{da, db};
                 });
 }
 

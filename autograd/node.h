@@ -2,7 +2,8 @@
 // a Node on its output: the op's name, its backward function (holding the
 // tensors it saved) and one edge per input saying where that input's gradient
 // goes next. The nodes reachable from a loss form the tape, and backward()
-// plays it in reverse topological order (see backward.h).
+// plays it in reverse topological order (autograd/backward.cpp: nodes come
+// out of a priority queue in decreasing creation order, `sequence` below).
 //
 // Ownership: an output owns its Node (grad_fn); a Node owns the Nodes of its
 // inputs through its edges. So the graph lives exactly as long as something can

@@ -141,23 +141,36 @@ nn::TransformerOptions GPTConfig::transformer_options(DType dtype) const {
   return options;
 }
 
+namespace {
+
+// Calls visit(key, field) for every field of a GPTConfig stored as a plain JSON
+// value (the enums are stored by name, beside): the one list to_json and
+// from_json share.
+template <class Config, class Visit>
+void visit_plain_fields(Config& config, Visit visit) {
+  visit("preset", config.preset);
+  visit("vocab_size", config.vocab_size);
+  visit("block_size", config.block_size);
+  visit("n_layer", config.n_layer);
+  visit("n_head", config.n_head);
+  visit("n_embd", config.n_embd);
+  visit("batch_size", config.batch_size);
+  visit("dropout", config.dropout);
+  visit("bias", config.bias);
+  visit("layer_norm_eps", config.layer_norm_eps);
+  visit("tie_embeddings", config.tie_embeddings);
+  visit("scale_embeddings", config.scale_embeddings);
+  visit("rope_base", config.rope_base);
+}
+
+}  // namespace
+
 nlohmann::json GPTConfig::to_json() const {
-  return {{"preset", preset},
-          {"vocab_size", vocab_size},
-          {"block_size", block_size},
-          {"n_layer", n_layer},
-          {"n_head", n_head},
-          {"n_embd", n_embd},
-          {"batch_size", batch_size},
-          {"dropout", dropout},
-          {"bias", bias},
-          {"positional", positional_encoding_name(positional)},
-          {"gelu", name_in(kGeluNames, gelu)},
-          {"layer_norm_eps", layer_norm_eps},
-          {"tie_embeddings", tie_embeddings},
-          {"init", init_scheme_name(init)},
-          {"scale_embeddings", scale_embeddings},
-          {"rope_base", rope_base}};
+  nlohmann::json json = {{"positional", positional_encoding_name(positional)},
+                         {"gelu", name_in(kGeluNames, gelu)},
+                         {"init", init_scheme_name(init)}};
+  visit_plain_fields(*this, [&](const char* key, const auto& field) { json[key] = field; });
+  return json;
 }
 
 GPTConfig GPTConfig::from_json(const nlohmann::json& json) {
@@ -170,22 +183,9 @@ GPTConfig GPTConfig::from_json(const nlohmann::json& json) {
     check(json.contains(key), "GPTConfig::from_json: missing '", key, "'");
   GPTConfig config;
   try {
-    auto read = [&](const char* key, auto& field) {
-      if (json.contains(key)) field = json.at(key).get<std::decay_t<decltype(field)>>();
-    };
-    read("preset", config.preset);
-    read("vocab_size", config.vocab_size);
-    read("block_size", config.block_size);
-    read("n_layer", config.n_layer);
-    read("n_head", config.n_head);
-    read("n_embd", config.n_embd);
-    read("batch_size", config.batch_size);
-    read("dropout", config.dropout);
-    read("bias", config.bias);
-    read("layer_norm_eps", config.layer_norm_eps);
-    read("tie_embeddings", config.tie_embeddings);
-    read("scale_embeddings", config.scale_embeddings);
-    read("rope_base", config.rope_base);
+    visit_plain_fields(config, [&](const char* key, auto& field) {
+      if (json.contains(key)) json.at(key).get_to(field);
+    });
     if (json.contains("positional")) config.positional = positional_encoding_named(json.at("positional").get<std::string>());
     if (json.contains("gelu")) config.gelu = value_in(kGeluNames, json.at("gelu").get<std::string>(), "gelu");
     if (json.contains("init")) config.init = init_scheme_named(json.at("init").get<std::string>());

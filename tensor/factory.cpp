@@ -26,7 +26,6 @@ Tensor full(const Shape& shape, double value, DType dtype) {
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
 Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
-Tensor zeros_like(const Tensor& like) { return zeros(like.shape(), like.dtype()); }
 Tensor ones_like(const Tensor& like) { return ones(like.shape(), like.dtype()); }
 
 Tensor arange(double start, double end, double step, DType dtype) {

@@ -11,7 +11,6 @@ Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
 Tensor ones(const Shape& shape, DType dtype = DType::Float32);
 Tensor full(const Shape& shape, double value, DType dtype = DType::Float32);
 Tensor scalar(double value, DType dtype = DType::Float32);  // a 0-d tensor
-Tensor zeros_like(const Tensor& like);
 Tensor ones_like(const Tensor& like);
 
 // start, start + step, ... (stopping before `end`), as in torch.arange.

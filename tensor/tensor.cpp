@@ -2,6 +2,9 @@
 
 namespace tg {
 
+namespace {
+
+// The cached contiguity flag of a view with these shape and strides.
 bool compute_contiguous(const Shape& shape, const Strides& strides) {
   int64_t expected = 1;
   for (size_t d = shape.size(); d-- > 0;) {
@@ -11,6 +14,8 @@ bool compute_contiguous(const Shape& shape, const Strides& strides) {
   }
   return true;
 }
+
+}  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   for (int64_t size : shape) check(size >= 0, "empty: negative size in shape ", shape);

@@ -33,8 +33,8 @@ class TensorImpl {
   Shape shape;
   Strides strides;
   int64_t offset = 0;  // in elements
-  // Invariant: contiguous == compute_contiguous(shape, strides), i.e. every dim
-  // of size > 1 has stride == product of the sizes after it. Cached because
+  // Invariant: contiguous == (every dim of size > 1 has stride == product of
+  // the sizes after it), as compute_contiguous (tensor.cpp) computes it. Cached because
   // every kernel branches on it; only Tensor's members set it, always from
   // shape and strides.
   bool contiguous = true;
@@ -120,9 +120,6 @@ class Tensor {
   TensorImpl& impl() const;
   std::shared_ptr<TensorImpl> impl_;
 };
-
-// Recomputes the cached contiguity flag from shape and strides.
-bool compute_contiguous(const Shape& shape, const Strides& strides);
 
 template <class T>
 T* Tensor::data() const {

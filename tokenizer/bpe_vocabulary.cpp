@@ -13,8 +13,7 @@ namespace {
 
 std::string merge_label(std::size_t index) { return "merge " + std::to_string(index + 1); }
 
-}  // namespace
-
+// "'Ġworld' (id 995)": names a token in messages, written in GPT-2's alphabet.
 std::string describe_token(const BpeVocabulary& vocabulary, TokenId id) {
   if (id >= vocabulary.size()) return "id " + std::to_string(id);
   // Built by appending: GCC 12 warns falsely (-Wrestrict) on "'" + std::string.
@@ -23,6 +22,8 @@ std::string describe_token(const BpeVocabulary& vocabulary, TokenId id) {
   label += "' (id " + std::to_string(id) + ")";
   return label;
 }
+
+}  // namespace
 
 bool BpeVocabulary::is_special(TokenId id) const {
   return std::find(special_ids_.begin(), special_ids_.end(), id) != special_ids_.end();

@@ -77,7 +77,4 @@ class BpeVocabulary {
   std::vector<TokenId> special_ids_;
 };
 
-// "'Ġworld' (id 995)": names a token in messages, written in GPT-2's alphabet.
-std::string describe_token(const BpeVocabulary& vocabulary, TokenId id);
-
 }  // namespace tg::tokenizer

@@ -73,7 +73,7 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
   });
   return record("causal_attention", {q, k, v}, y,
                 [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape](
-                    const Tensor& dy, const std::vector<bool>& needs_grad) {
+                    const Tensor& dy, const Needs& needs_grad) {
                   const Tensor dy_contiguous = raw::contiguous(dy);
                   Tensor dq = needs_grad[0] ? head_major_gradient(shape, shape.queries, q.dtype()) : Tensor();
                   Tensor dk = needs_grad[1] ? head_major_gradient(shape, shape.keys, q.dtype()) : Tensor();
@@ -83,7 +83,7 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
                                                  head_rows<T>(k), head_rows<T>(v), data_or_null<T>(dq),
                                                  data_or_null<T>(dk), data_or_null<T>(dv), shape);
                   });
-                  return std::vector<Tensor>{dq, dk, dv};
+                  return Grads{dq, dk, dv};
                 });
 }
 

@@ -112,14 +112,14 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   Tensor loss = scalar(loss_value, logits.dtype());
   return record("cross_entropy", {logits}, loss,
                 [logits = logits_contiguous.detach(), targets = targets_contiguous, logsumexp, valid, rows, classes,
-                 ignore_index](const Tensor& dloss, const std::vector<bool>&) {
+                 ignore_index](const Tensor& dloss, const Needs&) {
                   Tensor dlogits = Tensor::empty(logits.shape(), logits.dtype());
                   visit_floating(logits.dtype(), "cross_entropy backward", [&]<class T>() {
                     const T dloss_per_row = valid > 0 ? dloss.item<T>() / static_cast<T>(valid) : T(0);
                     cross_entropy_backward_kernel<T>(logits.data<T>(), targets.data<int64_t>(), logsumexp.data<T>(),
                                                      dloss_per_row, dlogits.data<T>(), rows, classes, ignore_index);
                   });
-                  return std::vector<Tensor>{dlogits};
+                  return Grads{dlogits};
                 });
 }
 

@@ -68,7 +68,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
       dropout_kernel<T>(dy_contiguous.data<T>(), dx.data<T>(), dy.numel(), mask_source, first, p,
                         static_cast<T>(1.0 / (1.0 - p)));
     });
-    return std::vector<Tensor>{dx};
+    return Grads{dx};
   });
 }
 

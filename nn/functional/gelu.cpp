@@ -29,9 +29,9 @@ Tensor erf_op(const Tensor& x) {
     T* out = y.data<T>();
     for (int64_t i = 0; i < x.numel(); ++i) out[i] = std::erf(in[i]);
   });
-  return record("erf", {x}, y, [x = x.detach()](const Tensor& dy, const std::vector<bool>&) {
+  return record("erf", {x}, y, [x = x.detach()](const Tensor& dy, const Needs&) {
     const Tensor derivative = raw::mul(raw::exp(raw::neg(raw::mul(x, x))), 2 / std::sqrt(std::numbers::pi));
-    return std::vector<Tensor>{raw::mul(dy, derivative)};
+    return Grads{raw::mul(dy, derivative)};
   });
 }
 
@@ -46,13 +46,13 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
   visit_floating(x.dtype(), name, [&]<class T>() {
     gelu_forward_kernel<T>(x_contiguous.data<T>(), y.data<T>(), x.numel(), approximation);
   });
-  return record(name, {x}, y, [x = x_contiguous.detach(), approximation](const Tensor& dy, const std::vector<bool>&) {
+  return record(name, {x}, y, [x = x_contiguous.detach(), approximation](const Tensor& dy, const Needs&) {
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     visit_floating(x.dtype(), "gelu backward", [&]<class T>() {
       gelu_backward_kernel<T>(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel(), approximation);
     });
-    return std::vector<Tensor>{dx};
+    return Grads{dx};
   });
 }
 

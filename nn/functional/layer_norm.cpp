@@ -41,7 +41,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   });
   return record("layer_norm", {x, weight, bias}, y,
                 [x = x_contiguous.detach(), weight = weight_contiguous.detach(), mean, rstd, rows, channels](
-                    const Tensor& dy, const std::vector<bool>& needs_grad) {
+                    const Tensor& dy, const Needs& needs_grad) {
                   const Tensor dy_contiguous = raw::contiguous(dy);
                   Tensor dx = needs_grad[0] ? Tensor::empty(x.shape(), x.dtype()) : Tensor();
                   Tensor dweight = needs_grad[1] ? Tensor::empty({channels}, x.dtype()) : Tensor();
@@ -52,7 +52,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                                                   dweight.defined() ? dweight.data<T>() : nullptr,
                                                   dbias.defined() ? dbias.data<T>() : nullptr, rows, channels);
                   });
-                  return std::vector<Tensor>{dx, dweight, dbias};
+                  return Grads{dx, dweight, dbias};
                 });
 }
 

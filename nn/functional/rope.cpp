@@ -30,7 +30,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
     rope_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
     rope_kernel<T>(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
   });
-  return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const std::vector<bool>&) {
+  return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const Needs&) {
     const Tensor dy_rows = dy.stride(3) == 1 ? dy : raw::contiguous(dy);
     Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
     visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
@@ -38,7 +38,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
       rope_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
       rope_kernel<T>(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
     });
-    return std::vector<Tensor>{dx};
+    return Grads{dx};
   });
 }
 
