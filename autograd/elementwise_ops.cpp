@@ -57,23 +57,37 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 // c = a^b:  da = dc * b * a^(b-1),  db = dc * c * log(a)
+// At the two points where those formulas read 0 * inf they are 0, as in
+// mathematics and torch: a^0 is constant in a (da = 0 where b = 0, also at
+// a = 0), and 0^b is 0 for every b > 0 (db = 0 where a = 0 and b >= 0, the
+// limit of c * log(a)).
 Tensor pow(const Tensor& base, const Tensor& exponent) {
   const Tensor c = raw::pow(base, exponent);
   const bool save = any_requires_grad({base, exponent});
   return record("pow", {base, exponent}, c,
                 [a = save ? base.detach() : Tensor(), b = save ? exponent.detach() : Tensor(),
                  c = save ? c.detach() : Tensor()](const Tensor& dc, const Needs& needs) {
-                  const Tensor da = needs[0] ? raw::mul(dc, raw::mul(b, raw::pow(a, raw::add(b, -1.0)))) : Tensor();
-                  const Tensor db = needs[1] ? raw::mul(dc, raw::mul(c, raw::log(a))) : Tensor();
+                  const Tensor zero = scalar(0, dc.dtype());
+                  Tensor da, db;
+                  if (needs[0]) {
+                    const Tensor slope = raw::mul(b, raw::pow(a, raw::add(b, -1.0)));
+                    da = raw::mul(dc, raw::where(raw::eq(b, zero), zero, slope));
+                  }
+                  if (needs[1]) {
+                    const Tensor slope = raw::mul(c, raw::log(a));
+                    db = raw::mul(dc, raw::where(raw::eq(a, zero), raw::where(raw::ge(b, zero), zero, slope), slope));
+                  }
                   return Grads{unbroadcast(da, a.shape(), needs[0]), unbroadcast(db, b.shape(), needs[1])};
                 });
 }
 
-// c = a^p (p a constant):  da = dc * p * a^(p-1)
+// c = a^p (p a constant):  da = dc * p * a^(p-1), and 0 for p = 0 (a^0 is
+// constant; the formula would read 0 * 0^-1 = NaN at a = 0).
 Tensor pow(const Tensor& base, double exponent) {
   const bool save = any_requires_grad({base});
   return record("pow", {base}, raw::pow(base, exponent),
                 [a = save ? base.detach() : Tensor(), exponent](const Tensor& dc, const Needs&) {
+                  if (exponent == 0) return Grads{raw::mul(dc, 0.0)};
                   const Tensor slope = exponent == 2 ? raw::mul(a, 2.0) : raw::mul(raw::pow(a, exponent - 1), exponent);
                   return Grads{raw::mul(dc, slope)};
                 });

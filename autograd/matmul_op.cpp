@@ -13,6 +13,14 @@ namespace {
 // The last two dims swapped: a view, which matmul hands to BLAS as a transpose flag.
 Tensor matrix_transpose(const Tensor& x) { return raw::transpose(x, -2, -1); }
 
+// (..., R, C) -> (rows, C), rows the product of every dim but the last. Spelt
+// out rather than reshape({-1, C}), which cannot infer -1 when C is 0.
+Tensor as_rows(const Tensor& x) {
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
+  return raw::reshape(x, {rows, x.size(-1)});
+}
+
 }  // namespace
 
 // C = A @ B, with A (..., M, K), B (..., K, N), C (..., M, N):
@@ -44,9 +52,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                     if (b_matrix_shape.size() == 2 && a_matrix.dim() > 2) {
                       // One B for every batch: fold the batch into the rows, so one gemm
                       // (K, B*M) @ (B*M, N) sums over the batch instead of a sum over B gemms.
-                      const int64_t k = a_matrix.size(-1), n = dc_matrix.size(-1);
-                      db = raw::matmul(matrix_transpose(raw::reshape(a_matrix, {-1, k})),
-                                       raw::reshape(dc_matrix, {-1, n}));
+                      db = raw::matmul(matrix_transpose(as_rows(a_matrix)), as_rows(dc_matrix));
                     } else {
                       db = raw::sum_to_shape(raw::matmul(matrix_transpose(a_matrix), dc_matrix), b_matrix_shape);
                     }

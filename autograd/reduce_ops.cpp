@@ -33,8 +33,14 @@ Tensor expand_back(const Tensor& dy, const Shape& x_shape, const std::vector<int
   return raw::expand(raw::reshape(dy, keepdim_shape(x_shape, dims)), x_shape);
 }
 
+// N, the number of elements each output is reduced from: the product of the
+// reduced dims' sizes. (Not numel(x) / numel(y): that divides by zero when a
+// dim that is kept has size 0.)
 int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& dims) {
-  return numel(shape) / numel(keepdim_shape(shape, dims));
+  if (dims.empty() || shape.empty()) return numel(shape);
+  int64_t count = 1;
+  for (int64_t dim : dims) count *= shape[normalize_dim(dim, static_cast<int64_t>(shape.size()), "reduce")];
+  return count;
 }
 
 }  // namespace

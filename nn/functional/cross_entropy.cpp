@@ -128,19 +128,23 @@ Tensor cross_entropy_reference(const Tensor& logits, const Tensor& targets, int6
   const int64_t classes = logits.size(-1);
   const int64_t rows = targets.numel();
   const Tensor flat_logits = tg::reshape(logits, {rows, classes});  // (N, V)
-  // Ignored rows pick class 0 and are then weighted by 0 (not differentiable: plain data).
+  // Ignored rows pick class 0 and are then masked out (plain data, not
+  // differentiable). Masked, not multiplied by 0: an ignored row's log-probability
+  // may be -inf, and with every row ignored the gradient reaching them is 1/0;
+  // either way 0 * inf would be NaN where torch and the fused kernel give 0.
   const Tensor targets_contiguous = raw::contiguous(targets);
   Tensor picked_class = Tensor::empty({rows, 1}, DType::Int64);
-  Tensor counted = Tensor::empty({rows, 1}, logits.dtype());
+  Tensor ignored = Tensor::empty({rows, 1}, DType::Bool);
   const int64_t valid = count_valid_targets(targets_contiguous.data<int64_t>(), rows, classes, ignore_index);
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t target = targets_contiguous.data<int64_t>()[row];
     picked_class.data<int64_t>()[row] = target == ignore_index ? 0 : target;
-    visit_floating(logits.dtype(), "cross_entropy", [&]<class T>() { counted.data<T>()[row] = target == ignore_index ? 0 : 1; });
+    ignored.data<bool>()[row] = target == ignore_index;
   }
   const Tensor log_probabilities = tg::log_softmax(flat_logits, 1);                   // (N, V)
   const Tensor target_log_probability = tg::gather(log_probabilities, 1, picked_class);  // (N, 1)
-  return -tg::sum(target_log_probability * counted) / static_cast<double>(valid);
+  // The mean over valid rows: NaN when there is none (0 / 0), as torch.
+  return -tg::sum(tg::masked_fill(target_log_probability, ignored, 0.0)) / static_cast<double>(valid);
 }
 
 }  // namespace tg::nn

@@ -1,6 +1,8 @@
 // Numeric gradient checks of every elementwise op, incl. broadcast and strided inputs.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
@@ -76,4 +78,18 @@ TEST_CASE("gradcheck itself catches a wrong backward") {
     });
   };
   CHECK_FALSE(gradcheck(wrong_square, {input({3}, 27)}).ok);
+}
+
+TEST_CASE("pow's gradients at base 0 are 0 where torch's are, not NaN") {
+  // d/da a^b at a = 0: 0 for b = 0 (a^0 is constant), b * 0^(b-1) otherwise.
+  const Tensor a = leaf(from_vector<double>({0, 0, 0, 2}, {4}));
+  const Tensor b = leaf(from_vector<double>({0, 1, 2, 0}, {4}));
+  backward(sum(pow(a, b)));
+  CHECK(a.grad().to_vector<double>() == std::vector<double>{0, 1, 0, 0});
+  // d/db a^b = a^b log a: at a = 0 with b >= 0 the limit is 0 (0 * log 0 is NaN).
+  CHECK(b.grad().to_vector<double>() == std::vector<double>{0, 0, 0, std::log(2.0)});
+
+  const Tensor x = leaf(from_vector<double>({0, 3}, {2}));
+  backward(sum(pow(x, 0.0)));
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{0, 0});
 }

@@ -74,3 +74,20 @@ TEST_CASE("matmul gradcheck: 1-D operands") {
   check_matmul(input({4}, 29), input({2, 4, 3}, 30));   // vector times a batch
   check_matmul(input({2, 3, 4}, 31), input({4}, 32));
 }
+
+TEST_CASE("matmul backward with an empty K or N: empty or zero gradients, as torch") {
+  // (2, 3, K) @ (K, N): a batched operand times a 2-D one, whose gradient folds
+  // the batch into the rows.
+  for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {5, 0}, {0, 0}}) {
+    CAPTURE(k);
+    CAPTURE(n);
+    const Tensor a = leaf(ones({2, 3, k})), b = leaf(ones({k, n}));
+    const Tensor c = matmul(a, b);
+    CHECK(c.shape() == Shape{2, 3, n});
+    backward(sum(c));
+    CHECK(a.grad().shape() == Shape{2, 3, k});
+    CHECK(b.grad().shape() == Shape{k, n});
+    for (float value : a.grad().to_vector<float>()) CHECK(value == 0.0f);  // N = 0: nothing flowed back
+    for (float value : b.grad().to_vector<float>()) CHECK(value == 0.0f);  // K = 0 or N = 0: empty or zero
+  }
+}

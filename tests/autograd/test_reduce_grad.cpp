@@ -167,3 +167,21 @@ TEST_CASE("reduction gradients keep the input's shape and dtype") {
   CHECK(x.grad().shape() == Shape{2, 3, 4});
   CHECK(x.grad().dtype() == DType::Float32);
 }
+
+TEST_CASE("mean and var backward with a size-0 dim that is kept: an empty gradient, as torch") {
+  // mean over dim 1 of a (0, 3) tensor: y is (0,); dx must be (0, 3). The count
+  // reduced over is 3; numel(x) / numel(y) would be 0 / 0.
+  for (const Shape& shape : {Shape{0, 3}, Shape{2, 0, 3}}) {
+    CAPTURE(shape);
+    const Tensor x = leaf(zeros(shape));
+    backward(sum(mean(x, {-1})));
+    CHECK(x.grad().shape() == shape);
+    const Tensor z = leaf(zeros(shape));
+    backward(sum(var(z, {-1}, /*unbiased=*/true)));
+    CHECK(z.grad().shape() == shape);
+  }
+  // Reducing the empty dim itself: the gradient is empty too.
+  const Tensor x = leaf(zeros({0, 3}));
+  backward(sum(mean(x, {0})));
+  CHECK(x.grad().shape() == Shape{0, 3});
+}

@@ -59,3 +59,31 @@ TEST_CASE("cross_entropy errors name shapes and values") {
                        doctest::Contains("target 3 at row 1 is outside [0, 3)"), Error);
   CHECK_THROWS_WITH_AS(nn::cross_entropy(zeros({2, 3}), zeros({2})), doctest::Contains("targets must be int64, got float32"), Error);
 }
+
+TEST_CASE("cross_entropy_reference agrees with the fused op where 0 * inf lurks") {
+  for (const bool fused : {true, false}) {
+    CAPTURE(fused);
+    const auto loss_of = [&](const Tensor& logits, const Tensor& targets) {
+      return fused ? nn::cross_entropy(logits, targets) : nn::cross_entropy_reference(logits, targets);
+    };
+    // Every target ignored: the loss is NaN (0 / 0, as torch), the gradient 0.
+    Tensor all_ignored = from_vector<double>({0.5, -1.0, 2.0, 0.0}, {2, 2});
+    all_ignored.set_requires_grad();
+    const Tensor nan_loss = loss_of(all_ignored, from_vector<int64_t>({-100, -100}));
+    CHECK(std::isnan(nan_loss.item<double>()));
+    backward(nan_loss);
+    CHECK(all_ignored.grad().to_vector<double>() == std::vector<double>{0, 0, 0, 0});
+
+    // An ignored row with a -inf logit counts for nothing.
+    Tensor with_inf = from_vector<double>({-INFINITY, 1.0, 0.0, std::log(3.0)}, {2, 2});
+    with_inf.set_requires_grad();
+    const Tensor loss = loss_of(with_inf, from_vector<int64_t>({-100, 1}));
+    CHECK(loss.item<double>() == doctest::Approx(std::log(4.0 / 3.0)));
+    backward(loss);
+    const std::vector<double> grad = with_inf.grad().to_vector<double>();
+    CHECK(grad[0] == 0.0);
+    CHECK(grad[1] == 0.0);
+    CHECK(grad[2] == doctest::Approx(0.25));
+    CHECK(grad[3] == doctest::Approx(-0.25));
+  }
+}
