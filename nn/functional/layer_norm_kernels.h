@@ -38,10 +38,17 @@ struct RowMoments {
 // under layer_norm, and the fused decode step's (models/gpt_decode.cpp): same numbers.
 template <class T>
 inline RowMoments<T> layer_norm_row(const T* x, const T* weight, const T* bias, T* y, int64_t channels, double eps) {
-  T sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t c = 0; c < channels; ++c) sum += x[c];
-  const T mean = sum / static_cast<T>(channels);
+  // The mean is taken about the row's first value: mean = x_0 + mean(x - x_0).
+  // Summing x itself in T rounds at the size of the values (ulp(C * x), up to
+  // ~1e-3 for values near 1000), and the deviations that leaves, divided by a
+  // small sqrt(var + eps), made a constant row come out at -0.06 instead of 0.
+  // Shifted, a constant row sums exact zeros, so its deviations are exactly 0,
+  // and a row near any constant sums only its small differences.
+  const T shift = channels > 0 ? x[0] : T(0);
+  T shifted_sum = 0;
+#pragma omp simd reduction(+ : shifted_sum)
+  for (int64_t c = 0; c < channels; ++c) shifted_sum += x[c] - shift;
+  const T mean = shift + shifted_sum / static_cast<T>(channels);
   // Two passes (mean, then squared deviations) rather than E[x^2] - E[x]^2,
   // which cancels catastrophically when |mean| >> std. The row is in L1 anyway.
   T squares = 0;

@@ -63,3 +63,21 @@ TEST_CASE("layer_norm names both shapes when they do not fit") {
                        Error);
   CHECK_THROWS_WITH_AS(nn::layer_norm(x, zeros({3}, DType::Float64), zeros({3})), doctest::Contains("dtype"), Error);
 }
+
+TEST_CASE("layer_norm of a constant row is exactly 0 (NaN with eps 0), fused and reference, as the exact answer") {
+  // The mean of 17 copies of 1000.1f, summed in float, is off by an ulp or so;
+  // normalising the deviations that leaves by sqrt(var + eps) ~ 0.003 turned them
+  // into -0.06 (torch float32 gives -0.016; the exact answer is 0).
+  for (const float value : {1000.1f, -77.7f, 3.3f, 1e6f + 0.5f}) {
+    for (const int64_t channels : {int64_t{17}, int64_t{128}, int64_t{3}}) {
+      CAPTURE(value);
+      CAPTURE(channels);
+      const Tensor x = full({2, channels}, value);
+      const Tensor weight = ones({channels}), bias = zeros({channels});
+      for (const float y : nn::layer_norm(x, weight, bias, 1e-5).to_vector<float>()) CHECK(y == 0.0f);
+      for (const float y : nn::layer_norm_reference(x, weight, bias, 1e-5).to_vector<float>()) CHECK(y == 0.0f);
+      for (const float y : nn::layer_norm(x, weight, bias, 0.0).to_vector<float>()) CHECK(std::isnan(y));
+      for (const float y : nn::layer_norm_reference(x, weight, bias, 0.0).to_vector<float>()) CHECK(std::isnan(y));
+    }
+  }
+}
