@@ -14,6 +14,8 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "models/data.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gpt2_files.h"
 
@@ -29,11 +31,7 @@ struct BpeTrainOptions {
 };
 
 void run_bpe_train(const BpeTrainOptions& options) {
-  std::ifstream file(options.data_path, std::ios::binary);
-  if (!file) throw std::runtime_error("bpe-train: cannot open --data " + options.data_path);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  const std::string corpus = contents.str();
+  const std::string corpus = read_text_file(options.data_path);
 
   const auto start = std::chrono::steady_clock::now();
   const tokenizer::BpeVocabulary vocabulary =
@@ -60,13 +58,13 @@ void add_bpe_train_command(CLI::App& app) {
   command->add_option("--vocab-size", options->vocab_size, "Tokens in all: 256 bytes + merges + <|endoftext|>")
       ->required()
       ->type_name("N")
-      ->check(CLI::Range(std::size_t{257}, std::size_t{1} << 24));
+      ->check(integer_in(257, int64_t{1} << 24));
   command->add_option("--out", options->out_directory, "Folder to write encoder.json and vocab.bpe into")
       ->required()
       ->type_name("DIR");
   command->add_option("--min-count", options->min_pair_count, "Stop when the best pair occurs fewer times")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   command->callback([options] { run_bpe_train(*options); });
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "models/data.h"
 #include "models/evaluate.h"
@@ -106,10 +107,10 @@ void add_eval_command(CLI::App& app) {
   command->add_option("--data", arguments->data, "Text file to evaluate on");
   command->add_option("--ids", arguments->ids, "Token ids to evaluate instead, separated by spaces");
   command->add_option("--block-size", arguments->block_size, "Tokens per window (default: the model's context)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   command->add_option("--max-tokens", arguments->max_tokens, "Evaluate only the first N tokens")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+      ->check(positive_integer());
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->callback([command, arguments] { run_eval(*command, *arguments); });
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "inspect/html_report.h"
 #include "inspect/text_report.h"
@@ -75,13 +76,14 @@ void add_explain_command(CLI::App& app) {
   command->add_option("--prompt", arguments->prompt, "Text to follow through the model")->required();
   command->add_option("--target", arguments->target,
                       "Text the model should continue the prompt with: adds the loss and the gradients");
-  command->add_option("--layer", arguments->layer, "Show only this block (0-based; all blocks still run)");
-  command->add_option("--head", arguments->head, "Show only this attention head (0-based)");
+  command->add_option("--layer", arguments->layer, "Show only this block (0-based; all blocks still run)")
+      ->check(non_negative_integer());
+  command->add_option("--head", arguments->head, "Show only this attention head (0-based)")->check(non_negative_integer());
   command->add_option("--top-k", arguments->top_k, "Next tokens listed per position")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_integer());
   command->add_option("--html", arguments->html, "Write the walk-through as a web page to FILE instead");
-  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->callback([command, arguments] { run_explain(*command, *arguments); });
 }
 

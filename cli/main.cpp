@@ -1,14 +1,20 @@
 // tinygpt: train, sample, tokenize, ... Every subcommand has --help.
-// Errors end the program with one readable line on stderr and exit code 1.
+// Errors end the program with one readable line on stderr and an exit code:
+// 0 success, 1 runtime error, 2 usage error (cli/usage_errors.h).
 #include <exception>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "cli/usage_errors.h"
+#include "cli/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tinygpt: a from-scratch tensor and autograd engine with a GPT on top"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", [] { return tg::cli::version_text(); },
+                       "Print the version, the vector extensions and the BLAS in use");
   tg::cli::add_demo_command(app);
   tg::cli::add_tokenize_command(app);
   tg::cli::add_bpe_train_command(app);
@@ -18,19 +24,26 @@ int main(int argc, char** argv) {
   tg::cli::add_explain_command(app);
   tg::cli::add_plot_command(app);
   tg::cli::add_export_command(app);
+  tg::cli::check_numbers_are_numbers(app);
+  if (const std::string unknown = tg::cli::unknown_command_message(app, argc, argv); !unknown.empty()) {
+    std::cerr << "tinygpt: error: " << unknown << "\n";
+    return tg::cli::kUsageErrorExit;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
     return app.exit(help);
   } catch (const CLI::CallForAllHelp& help) {
     return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
   } catch (const CLI::ParseError& error) {
     // One line, like every other error (CLI11's exit() would add a second one).
-    std::cerr << "tinygpt: error: " << error.what() << " (see tinygpt --help)\n";
-    return error.get_exit_code() == 0 ? 2 : error.get_exit_code();
+    std::cerr << "tinygpt: error: " << tg::cli::usage_error_message(app, error) << "\n";
+    return tg::cli::kUsageErrorExit;
   } catch (const std::exception& error) {
     std::cerr << "tinygpt: error: " << error.what() << "\n";
-    return 1;
+    return tg::cli::kRuntimeErrorExit;
   }
   return 0;
 }

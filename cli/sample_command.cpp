@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "models/generate.h"
 #include "tensor/error.h"
@@ -70,19 +71,24 @@ void add_sample_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("sample", "Continue a prompt with a trained checkpoint or GPT-2 weights");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
   command->add_option("--prompt", arguments->prompt, "Text to continue (default: a newline)");
-  command->add_option("--tokens", arguments->tokens, "Tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
-  command->add_option("--temperature", sampling.temperature, "Divide the logits by this (> 0)")->capture_default_str();
+  command->add_option("--tokens", arguments->tokens, "Tokens to generate")->capture_default_str()->check(positive_integer());
+  command->add_option("--temperature", sampling.temperature, "Divide the logits by this (> 0)")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--top-k", sampling.top_k, "Sample among the K most likely tokens only (0 = all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer());
   command->add_option("--top-p", sampling.top_p, "Sample from the smallest set of tokens with this much probability")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(fraction_up_to_one());
   command->add_option("--repetition-penalty", sampling.repetition_penalty,
                       "Make tokens already in the text less likely (> 1) or more likely (< 1)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--seed", arguments->generation.seed, "Seed of the sampling")->capture_default_str();
   command->add_flag("--greedy", sampling.greedy, "Always take the most likely token");
   command->add_flag("--no-cache", arguments->no_cache, "Re-run the whole window for every token (no KV cache)");
-  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->callback([command, arguments] { run_sample(*command, *arguments); });
 }
 

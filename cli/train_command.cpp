@@ -15,11 +15,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "cli/usage_errors.h"
 #include "models/checkpoint.h"
 #include "cli/data_paths.h"
 #include "models/data.h"
@@ -64,6 +67,13 @@ std::vector<std::string> fixed_flags() {
   return flags;
 }
 
+// A size as the user gave it, or as the preset has it: "--dims 32", "cpu-small's 128 channels".
+std::string size_in_user_words(const CLI::App& command, const char* flag, int64_t value, const std::string& preset,
+                               const char* noun) {
+  if (command.count(flag)) return std::string(flag) + " " + std::to_string(value);
+  return preset + "'s " + std::to_string(value) + " " + noun;
+}
+
 GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments) {
   // The vocabulary size is set from the corpus later; 1 stands in for it here.
   GPTConfig config = GPTConfig::preset_named(arguments.preset, 1);
@@ -74,7 +84,41 @@ GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments)
   if (command.count("--batch-size")) config.batch_size = arguments.batch_size;
   if (command.count("--dropout")) config.dropout = arguments.dropout;
   if (command.count("--positional")) config.positional = positional_encoding_named(arguments.positional);
+  // The shape rules GPTConfig::validate enforces, said with the flags that broke them.
+  const std::string dims = size_in_user_words(command, "--dims", config.n_embd, arguments.preset, "channels");
+  const std::string heads = size_in_user_words(command, "--heads", config.n_head, arguments.preset, "heads");
+  check_usage(config.n_embd % config.n_head == 0, dims, command.count("--dims") ? " is" : " are", " not divisible by ", heads,
+              " (each head gets the same share of the channels)");
+  check_usage(config.positional != PositionalEncoding::Rope || (config.n_embd / config.n_head) % 2 == 0,
+              "with --positional rope the head size must be even (RoPE turns pairs of channels), but ", dims, " / ",
+              heads, " is ", config.n_embd / config.n_head);
   return config;
+}
+
+std::string count_of(int64_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+template <class Value>
+std::string text_of(const Value& value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// "cpu-small", or "cpu-small with 1 layer, 32 channels" when flags changed the preset.
+std::string model_description(const CLI::App& command, const GPTConfig& config) {
+  std::vector<std::string> changes;
+  if (command.count("--layers")) changes.push_back(count_of(config.n_layer, "layer"));
+  if (command.count("--heads")) changes.push_back(count_of(config.n_head, "head"));
+  if (command.count("--dims")) changes.push_back(count_of(config.n_embd, "channel"));
+  if (command.count("--block-size")) changes.push_back("block " + text_of(config.block_size));
+  if (command.count("--batch-size")) changes.push_back("batch " + text_of(config.batch_size));
+  if (command.count("--dropout")) changes.push_back("dropout " + text_of(config.dropout));
+  if (command.count("--positional")) changes.push_back(text_of(positional_encoding_name(config.positional)) + " positions");
+  std::string text = config.preset;
+  for (size_t i = 0; i < changes.size(); ++i) text += (i == 0 ? " with " : ", ") + changes[i];
+  return text;
 }
 
 // A resumed run keeps the checkpoint's settings except those given on the command line.
@@ -120,10 +164,11 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
 
   const GPTConfig& config = run->state().config;
   const TrainSettings& settings = run->state().settings;
+  const std::string model = arguments.resume ? config.preset : model_description(command, config);
   std::cerr << "threads: " << thread_info() << "\n"
             << "data: " << data_path << " (" << corpus.size() << " bytes, vocabulary " << config.vocab_size
             << "; train " << run->data().train.size() << " tokens, val " << run->data().val.size() << ")\n"
-            << "model: " << config.preset << ", " << config.n_layer << " layers, " << config.n_head << " heads, "
+            << "model: " << model << (model == config.preset ? ", " : ": ") << count_of(config.n_layer, "layer") << ", " << count_of(config.n_head, "head") << ", "
             << config.n_embd << " channels, block " << config.block_size << ", "
             << positional_encoding_name(config.positional) << " positions, dropout " << config.dropout << ", "
             << millions(run->model().parameter_count()) << " parameters\n"
@@ -131,6 +176,9 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
             << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
             << settings.seed << "\n";
+  if (settings.warmup > settings.iters)
+    std::cerr << "note: --warmup " << settings.warmup << " is longer than --iters " << settings.iters
+              << ": the learning rate warms up over all " << settings.iters << " steps and never decays\n";
 
   TrainOutputs outputs;
   outputs.out_dir = arguments.out;
@@ -158,12 +206,12 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--resume", arguments->resume, "Continue the run saved in --out DIR/model.safetensors");
   command->add_option("--log", arguments->log, "JSON Lines metrics file (default: DIR/metrics.jsonl)");
-  command->add_option("--layers", arguments->layers, "Override the preset's number of layers");
-  command->add_option("--heads", arguments->heads, "Override the preset's attention heads");
-  command->add_option("--dims", arguments->dims, "Override the preset's channels (n_embd)");
-  command->add_option("--block-size", arguments->block_size, "Override the preset's context length");
-  command->add_option("--batch-size", arguments->batch_size, "Override the preset's batch size");
-  command->add_option("--dropout", arguments->dropout, "Override the preset's dropout");
+  command->add_option("--layers", arguments->layers, "Override the preset's number of layers")->check(positive_integer());
+  command->add_option("--heads", arguments->heads, "Override the preset's attention heads")->check(positive_integer());
+  command->add_option("--dims", arguments->dims, "Override the preset's channels (n_embd)")->check(positive_integer());
+  command->add_option("--block-size", arguments->block_size, "Override the preset's context length")->check(positive_integer());
+  command->add_option("--batch-size", arguments->batch_size, "Override the preset's batch size")->check(positive_integer());
+  command->add_option("--dropout", arguments->dropout, "Override the preset's dropout")->check(fraction_below_one());
   command->add_option("--positional", arguments->positional, "Positional encoding")
       ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}));
   for (const TrainSetting& setting : kTrainSettings) {
@@ -171,7 +219,7 @@ void add_train_command(CLI::App& app) {
     const auto add = [&](auto member) { return command->add_option(flag_of(setting), settings.*member, setting.help); };
     std::visit(add, setting.member)->capture_default_str();
   }
-  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(CLI::PositiveNumber);
+  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->callback([command, arguments] { run_train(*command, *arguments); });
 }
 

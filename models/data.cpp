@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +12,8 @@
 namespace tg {
 
 std::string read_text_file(const std::string& path) {
+  // An ifstream opens a directory and reads it as empty: say what it is instead.
+  check(!std::filesystem::is_directory(path), "'", path, "' is a directory; give a text file");
   std::ifstream file(path, std::ios::binary);
   check(file.good(), "cannot read '", path, "': ", std::strerror(errno));
   std::ostringstream content;

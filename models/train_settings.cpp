@@ -5,17 +5,17 @@
 namespace tg {
 
 void TrainSettings::validate() const {
-  check(iters >= 0, "train: --iters ", iters, " must be >= 0");
-  check(lr > 0, "train: --lr ", lr, " must be > 0");
-  check(min_lr >= 0 && min_lr <= lr, "train: --min-lr ", min_lr, " must be in [0, lr = ", lr, "]");
-  check(warmup >= 0, "train: --warmup ", warmup, " must be >= 0");
-  check(weight_decay >= 0, "train: --weight-decay ", weight_decay, " must be >= 0");
+  check(iters >= 0, "train: --iters must be an integer >= 0, got ", iters);
+  check(lr > 0, "train: --lr must be a number > 0, got ", lr);
+  check(min_lr >= 0 && min_lr <= lr, "train: --min-lr must be a number from 0 to --lr (", lr, "), got ", min_lr);
+  check(warmup >= 0, "train: --warmup must be an integer >= 0, got ", warmup);
+  check(weight_decay >= 0, "train: --weight-decay must be a number >= 0, got ", weight_decay);
   check(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "train: AdamW betas (", beta1, ", ", beta2,
         ") must be in [0, 1)");
   check(eps > 0, "train: AdamW eps ", eps, " must be > 0");
-  check(grad_clip >= 0, "train: --grad-clip ", grad_clip, " must be >= 0 (0 = no clipping)");
-  check(eval_interval > 0, "train: --eval-interval ", eval_interval, " must be > 0");
-  check(eval_iters > 0, "train: --eval-iters ", eval_iters, " must be > 0");
+  check(grad_clip >= 0, "train: --grad-clip must be a number >= 0 (0 = no clipping), got ", grad_clip);
+  check(eval_interval > 0, "train: --eval-interval must be a positive integer, got ", eval_interval);
+  check(eval_iters > 0, "train: --eval-iters must be a positive integer, got ", eval_iters);
 }
 
 nlohmann::json TrainSettings::to_json() const {

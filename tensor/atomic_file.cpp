@@ -56,7 +56,8 @@ void AtomicFile::commit() {
 }
 
 void AtomicFile::fail_io(const char* what) const {
-  fail(who_, ": ", what, " '", path_, "': ", std::strerror(errno));
+  // Named by the file the user asked for: the temporary one beside it is ours.
+  fail(who_, ": ", what, " '", target_, "': ", std::strerror(errno));
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes, const std::string& who) {

@@ -35,4 +35,6 @@ std::string thread_info() {
          count_of(openblas_get_num_threads(), "thread");
 }
 
+std::string blas_kernels() { return openblas_get_corename(); }
+
 }  // namespace tg

@@ -14,5 +14,7 @@ void set_num_threads(int threads);
 int num_threads();
 // "2 OpenMP threads; OpenBLAS 0.3.21 (OpenMP build), 2 threads" for start-up logs.
 std::string thread_info();
+// The CPU kernels OpenBLAS picked for this machine at start-up ("Haswell", "SkylakeX", ...).
+std::string blas_kernels();
 
 }  // namespace tg

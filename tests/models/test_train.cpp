@@ -162,7 +162,7 @@ TEST_CASE("train: errors name the setting") {
   TrainSettings settings = tg::testing::tiny_settings();
   settings.min_lr = 1;
   CHECK_THROWS_WITH_AS(TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings),
-                       doctest::Contains("--min-lr 1 must be in [0, lr"), tg::Error);
+                       doctest::Contains("--min-lr must be a number from 0 to --lr (0.003), got 1"), tg::Error);
   GPTConfig config = tg::testing::tiny_config();
   config.block_size = 4000;  // longer than the validation split
   CHECK_THROWS_WITH_AS(TrainingRun::start(tg::testing::tiny_corpus(), config, tg::testing::tiny_settings()),
