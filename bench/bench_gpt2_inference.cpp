@@ -61,7 +61,10 @@ GenerationTiming time_generation(tg::GPT& model, const std::vector<int64_t>& pro
   options.use_cache = use_cache;
   std::vector<Clock::time_point> arrivals;
   const auto start = Clock::now();
-  std::vector<int64_t> generated = tg::generate(model, prompt, options, [&](int64_t) { arrivals.push_back(Clock::now()); });
+  std::vector<int64_t> generated = tg::generate(model, prompt, options, [&](int64_t) {
+    arrivals.push_back(Clock::now());
+    return true;
+  });
   const double total_ms = milliseconds_between(start, arrivals.back());
   const double decode_ms = milliseconds_between(arrivals.front(), arrivals.back());
   return {static_cast<double>(tokens - 1) / (decode_ms / 1e3), static_cast<double>(tokens) / (total_ms / 1e3),

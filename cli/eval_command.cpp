@@ -37,8 +37,21 @@ struct EvalArguments {
   std::string ids;
   int64_t block_size = 0;  // 0: the model's
   int64_t max_tokens = 0;  // 0: all
+  std::string split = "all";
   int threads = 0;
 };
+
+// The part of the ids --split names, split by position as training splits a
+// corpus (models/data.h), and how to say which part it is.
+std::pair<std::vector<int64_t>, std::string> ids_of_split(const std::vector<int64_t>& ids, const std::string& split) {
+  if (split == "all") return {ids, "all of it"};
+  const TokenSplits splits = split_by_position(ids);
+  const int64_t train = splits.train.size();
+  if (split == "train")
+    return {splits.train.ids(), "the train split, tokens 0 to " + std::to_string(train) + " (the first 90%)"};
+  return {splits.val.ids(), "the val split, tokens " + std::to_string(train) + " to " + std::to_string(ids.size()) +
+                                " (the last 10%, as training holds it out)"};
+}
 
 std::vector<int64_t> parse_ids(const std::string& text) {
   std::vector<int64_t> ids;
@@ -75,13 +88,15 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   const LoadedModel loaded = load_model(arguments.source, "eval");
   const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;
 
-  std::vector<int64_t> ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
-                                                   : parse_ids(arguments.ids);
-  const size_t total = ids.size();
+  const std::vector<int64_t> all_ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
+                                                              : parse_ids(arguments.ids);
+  const size_t total = all_ids.size();
+  auto [ids, part] = ids_of_split(all_ids, arguments.split);
   if (arguments.max_tokens > 0 && ids.size() > static_cast<size_t>(arguments.max_tokens)) ids.resize(arguments.max_tokens);
   check_evaluation_input(*loaded.model, ids, block_size);
   std::cerr << "eval: " << loaded.description << "\neval: " << (arguments.ids.empty() ? arguments.data : "--ids")
-            << ": " << total << " tokens, evaluating " << ids.size() << " in windows of " << block_size << "\n";
+            << ": " << total << " tokens; scoring " << part << ": " << ids.size() << " tokens in windows of "
+            << block_size << "\n";
 
   const auto start = std::chrono::steady_clock::now();
   const bool show_progress = isatty(STDERR_FILENO) == 1;  // a log file gets the summary only
@@ -110,6 +125,10 @@ void add_eval_command(CLI::App& app) {
       ->check(positive_integer());
   command->add_option("--max-tokens", arguments->max_tokens, "Evaluate only the first N tokens")
       ->check(positive_integer());
+  command->add_option("--split", arguments->split,
+                      "all, or the train or val part as training splits a corpus (the first 90% / the last 10%)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"all", "train", "val"}));
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->callback([command, arguments] { run_eval(*command, *arguments); });
 }

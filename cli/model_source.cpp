@@ -7,6 +7,7 @@
 #include "models/data.h"
 #include "models/hf_gpt2.h"
 #include "tensor/error.h"
+#include "tokenizer/gpt2_files.h"
 
 namespace tg::cli {
 
@@ -56,7 +57,9 @@ LoadedModel from_weights(const ModelSourceArguments& arguments, const char* comm
     loaded.description = arguments.weights + " (Hugging Face GPT-2 layout, char-level vocabulary)";
     return loaded;
   }
-  const std::string vocab = vocab_dir_or_default(arguments, command);
+  // A Hugging Face model directory brings its vocabulary (vocab.json, merges.txt).
+  const bool own_vocabulary = arguments.vocab.empty() && tokenizer::has_gpt2_vocabulary(arguments.weights);
+  const std::string vocab = own_vocabulary ? arguments.weights : vocab_dir_or_default(arguments, command);
   loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
   loaded.description = arguments.weights + " (Hugging Face GPT-2 layout; BPE from " + vocab + ")";
   return loaded;

@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
+#include "models/data.h"
 #include "models/generate.h"
 #include "tensor/error.h"
 #include "tensor/threads.h"
@@ -23,42 +26,94 @@ namespace tg::cli {
 
 namespace {
 
+// More than a context length many times over: a bound that catches a typo
+// (--tokens 2000000000) before it runs for days.
+constexpr int64_t kMaxTokens = 1'000'000;
+
 struct SampleArguments {
   ModelSourceArguments source;
   std::string prompt = "\n";
+  std::string prompt_file;
+  std::string stop;
   int64_t tokens = 200;
+  int64_t samples = 1;
   int threads = 0;
   bool no_cache = false;
   GenerationOptions generation;
 };
 
+// --prompt TEXT, --prompt - (standard input) or --prompt-file FILE.
+std::string prompt_text(const CLI::App& command, const SampleArguments& arguments) {
+  check(!(command.count("--prompt") && command.count("--prompt-file")),
+        "sample: give --prompt TEXT or --prompt-file FILE, not both");
+  if (command.count("--prompt-file")) return read_text_file(arguments.prompt_file);
+  if (arguments.prompt != "-") return arguments.prompt;
+  std::ostringstream text;
+  text << std::cin.rdbuf();
+  return text.str();
+}
+
 std::vector<int64_t> encode_prompt(const tokenizer::TextTokenizer& tokenizer, const std::string& prompt) {
-  check(!prompt.empty(), "sample: --prompt is empty; give at least one character");
+  check(!prompt.empty(), "sample: the prompt is empty; give at least one character");
   try {
     return tokenizer.encode(prompt);
   } catch (const tokenizer::TokenizerError& error) {
-    fail("sample: --prompt: ", error.what());
+    fail("sample: the prompt: ", error.what());
   }
+}
+
+// Writes one sample to stdout as it comes: the prompt, then each token's text,
+// until --stop's text appears (printed up to and including it).
+void write_sample(GPT& model, const tokenizer::TextTokenizer& tokenizer, const std::string& prompt_text,
+                  const std::vector<int64_t>& prompt, const GenerationOptions& options, const std::string& stop) {
+  tokenizer::StreamingDecoder decoder(tokenizer);
+  std::cout << prompt_text << std::flush;
+  std::string generated;  // the text so far, searched for --stop
+  generate(model, prompt, options, [&](int64_t id) {
+    std::string piece = decoder.push(id);
+    if (stop.empty()) {
+      std::cout << piece << std::flush;
+      return true;
+    }
+    const size_t searched_from = generated.size() >= stop.size() ? generated.size() - stop.size() + 1 : 0;
+    generated += piece;
+    const size_t found = generated.find(stop, searched_from);
+    if (found != std::string::npos) piece.resize(piece.size() - (generated.size() - found - stop.size()));
+    std::cout << piece << std::flush;
+    return found == std::string::npos;
+  });
+  std::cout << decoder.finish();
 }
 
 void run_sample(const CLI::App& command, SampleArguments arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
   arguments.generation.sampling.validate();  // before anything is printed
+  const std::string text = prompt_text(command, arguments);
   const LoadedModel loaded = load_model(arguments.source, "sample");
   const GPTConfig& config = loaded.model->config();
-  const std::vector<int64_t> prompt = encode_prompt(*loaded.tokenizer, arguments.prompt);
+  const std::vector<int64_t> prompt = encode_prompt(*loaded.tokenizer, text);
   std::cerr << "sample: " << loaded.description << ": " << config.n_layer << " layers, " << config.n_embd
             << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << "; prompt "
             << prompt.size() << " tokens; " << (arguments.no_cache ? "no KV cache" : "KV cache") << "\n";
+  // Said before the text, not in the middle of it.
+  const int64_t longest = static_cast<int64_t>(prompt.size()) + arguments.tokens;
+  if (longest > config.block_size) {
+    std::cerr << "sample: note: the prompt and --tokens " << arguments.tokens << " make up to " << longest
+              << " tokens, more than the context length of " << config.block_size
+              << ": past it the model sees the last " << config.block_size << " tokens"
+              << (arguments.no_cache ? "" : ", re-reading them for every new token") << "\n";
+  }
 
   arguments.generation.max_new_tokens = arguments.tokens;
   arguments.generation.use_cache = !arguments.no_cache;
-  tokenizer::StreamingDecoder decoder(*loaded.tokenizer);
-  std::cout << arguments.prompt << std::flush;
-  generate(
-      *loaded.model, prompt, arguments.generation, [&](int64_t id) { std::cout << decoder.push(id) << std::flush; },
-      [](const std::string& note) { std::cerr << "\nsample: note: " << note << "\n"; });
-  std::cout << decoder.finish();
+  if (const std::optional<int64_t> end_of_text = loaded.tokenizer->end_of_text_id())
+    arguments.generation.stop_ids.push_back(*end_of_text);  // a GPT-2 document ends there
+  for (int64_t sample = 0; sample < arguments.samples; ++sample) {
+    if (sample > 0) std::cout << "\n---------------\n";  // nanoGPT's separator between samples
+    GenerationOptions options = arguments.generation;
+    options.seed += static_cast<uint64_t>(sample);
+    write_sample(*loaded.model, *loaded.tokenizer, text, prompt, options, arguments.stop);
+  }
   if (isatty(STDOUT_FILENO) == 1) std::cout << "\n";  // leave the shell prompt on its own line
   std::cout << std::flush;
 }
@@ -70,8 +125,15 @@ void add_sample_command(CLI::App& app) {
   SamplingOptions& sampling = arguments->generation.sampling;
   CLI::App* command = app.add_subcommand("sample", "Continue a prompt with a trained checkpoint or GPT-2 weights");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
-  command->add_option("--prompt", arguments->prompt, "Text to continue (default: a newline)");
-  command->add_option("--tokens", arguments->tokens, "Tokens to generate")->capture_default_str()->check(positive_integer());
+  command->add_option("--prompt", arguments->prompt, "Text to continue (default: a newline; - reads standard input)");
+  command->add_option("--prompt-file", arguments->prompt_file, "Continue the text of this file");
+  command->add_option("--tokens", arguments->tokens, "Tokens to generate at most (GPT-2 models stop at <|endoftext|>)")
+      ->capture_default_str()
+      ->check(integer_in(1, kMaxTokens));
+  command->add_option("--stop", arguments->stop, "End a sample when its text contains this");
+  command->add_option("--num-samples", arguments->samples, "Samples to write, the seed + 1 for each next one")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000));
   command->add_option("--temperature", sampling.temperature, "Divide the logits by this (> 0)")
       ->capture_default_str()
       ->check(positive_number());

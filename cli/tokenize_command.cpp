@@ -1,12 +1,14 @@
-// tinygpt tokenize: GPT-2 tokens of stdin, or stdin's ids decoded to text.
+// tinygpt tokenize: GPT-2 tokens of a file or stdin, or its ids decoded to text.
 //
-//   tinygpt tokenize --gpt2 DIR < text       ids, space-separated, on one line
+//   tinygpt tokenize --vocab DIR < text      ids, space-separated, on one line
+//   tinygpt tokenize FILE                    the same for a file
 //   tinygpt tokenize --count < text          the number of tokens only
 //   tinygpt tokenize --show < text           one token per line: id, then the
 //                                            token as GPT-2 writes it ('Ġworld')
 //   tinygpt tokenize --decode < ids          the text of whitespace-separated ids
 //
-// Without --gpt2, ../shared/data/gpt2 is used if it exists.
+// --vocab DIR (--gpt2 DIR is the same) holds encoder.json + vocab.bpe or
+// vocab.json + merges.txt; without it, ../shared/data/gpt2 is used if it exists.
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -16,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/data_paths.h"
+#include "models/data.h"
 #include "tokenizer/gpt2_tokenizer.h"
 
 namespace tg::cli {
@@ -24,6 +27,7 @@ namespace {
 
 struct TokenizeOptions {
   std::string gpt2_directory;
+  std::string input_file;  // empty: standard input
   bool count = false;
   bool decode = false;
   bool show = false;
@@ -66,7 +70,7 @@ void run_tokenize(const TokenizeOptions& options) {
   const std::string directory =
       options.gpt2_directory.empty() ? default_gpt2_vocab_dir("tokenize") : options.gpt2_directory;
   const auto tokenizer = tokenizer::Gpt2Tokenizer::load(directory);
-  const std::string input = read_stdin();
+  const std::string input = options.input_file.empty() ? read_stdin() : read_text_file(options.input_file);
 
   if (options.decode) {
     std::cout << tokenizer.decode(parse_ids(input)) << std::flush;
@@ -95,10 +99,12 @@ void add_tokenize_command(CLI::App& app) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* command =
       app.add_subcommand("tokenize", "GPT-2 byte-level BPE: encode stdin to token ids, or decode ids to text");
-  command->add_option("--gpt2", options->gpt2_directory,
-                      "Folder with GPT-2's encoder.json and vocab.bpe "
+  command->add_option("--vocab,--gpt2", options->gpt2_directory,
+                      "Folder with GPT-2's encoder.json and vocab.bpe, or vocab.json and merges.txt "
                       "(default: $TINYGPT_DATA_DIR/gpt2, else ../shared/data/gpt2 beside the checkout)")
       ->type_name("DIR");
+  command->add_option("file", options->input_file, "Text (or with --decode, ids) to read instead of standard input")
+      ->type_name("FILE");
   CLI::Option* count = command->add_flag("--count", options->count, "Print only the number of tokens");
   CLI::Option* show = command->add_flag("--show", options->show, "Print each token beside its id, one per line");
   CLI::Option* decode = command->add_flag("--decode", options->decode, "Read ids from stdin and print their text");

@@ -89,8 +89,9 @@ std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, co
   std::vector<int64_t> context = prompt;
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
     const int64_t id = choose_next_token(next_token_logits(context), context, options.sampling, generator);
+    if (std::find(options.stop_ids.begin(), options.stop_ids.end(), id) != options.stop_ids.end()) break;
     context.push_back(id);
-    if (on_token) on_token(id);
+    if (on_token && !on_token(id)) break;
   }
   return std::vector<int64_t>(context.begin() + static_cast<std::ptrdiff_t>(prompt.size()), context.end());
 }

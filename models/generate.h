@@ -29,9 +29,13 @@ struct GenerationOptions {
   SamplingOptions sampling;
   uint64_t seed = 0;      // of the generator the samples are drawn with
   bool use_cache = true;  // false: re-run the whole window for every token
+  // Generation ends early when it picks one of these (GPT-2's <|endoftext|>);
+  // the stop id is not part of the result and not passed to on_token.
+  std::vector<int64_t> stop_ids;
 };
 
-using TokenCallback = std::function<void(int64_t id)>;          // each new token, as it is chosen
+// Each new token, as it is chosen; returning false ends the generation after it.
+using TokenCallback = std::function<bool(int64_t id)>;
 using NoteCallback = std::function<void(const std::string& note)>;  // diagnostics (the CLI prints them on stderr)
 
 // The new token ids (not the prompt) continuing `prompt` (ids in [0, V), at

@@ -148,12 +148,20 @@ BpeVocabulary read_gpt2_vocabulary(const fs::path& encoder_json, const fs::path&
   }
 }
 
+bool has_gpt2_vocabulary(const fs::path& directory) {
+  return (fs::is_regular_file(directory / encoder_file_name) && fs::is_regular_file(directory / merges_file_name)) ||
+         (fs::is_regular_file(directory / hf_encoder_file_name) && fs::is_regular_file(directory / hf_merges_file_name));
+}
+
 BpeVocabulary read_gpt2_vocabulary(const fs::path& directory) {
   if (!fs::is_directory(directory)) {
     throw TokenizerFileError(directory.string() + ": not a directory (expected one holding " + encoder_file_name +
-                             " and " + merges_file_name + ")");
+                             " and " + merges_file_name + ", or " + hf_encoder_file_name + " and " +
+                             hf_merges_file_name + ")");
   }
-  return read_gpt2_vocabulary(directory / encoder_file_name, directory / merges_file_name);
+  const bool openai_names = fs::exists(directory / encoder_file_name) || !fs::exists(directory / hf_encoder_file_name);
+  return openai_names ? read_gpt2_vocabulary(directory / encoder_file_name, directory / merges_file_name)
+                      : read_gpt2_vocabulary(directory / hf_encoder_file_name, directory / hf_merges_file_name);
 }
 
 void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const fs::path& directory) {

@@ -27,12 +27,18 @@ namespace tg::tokenizer {
 
 inline constexpr const char* encoder_file_name = "encoder.json";
 inline constexpr const char* merges_file_name = "vocab.bpe";
+// The same two files as Hugging Face names them in a model directory.
+inline constexpr const char* hf_encoder_file_name = "vocab.json";
+inline constexpr const char* hf_merges_file_name = "merges.txt";
 
 BpeVocabulary read_gpt2_vocabulary(const std::filesystem::path& encoder_json,
                                    const std::filesystem::path& vocab_bpe);
 
-// Reads encoder.json and vocab.bpe from a directory.
+// Reads encoder.json and vocab.bpe from a directory, or, when those are not
+// there, Hugging Face's vocab.json and merges.txt.
 BpeVocabulary read_gpt2_vocabulary(const std::filesystem::path& directory);
+// Whether a directory holds one of those two pairs.
+bool has_gpt2_vocabulary(const std::filesystem::path& directory);
 
 // Writes encoder.json and vocab.bpe into a directory (created if needed),
 // in the layout of GPT-2's files: ids in order, non-ASCII as \u escapes.

@@ -49,6 +49,13 @@ const char* TextTokenizer::kind() const {
   return std::holds_alternative<CharTokenizer>(tokenizer_) ? "char" : "gpt2";
 }
 
+std::optional<int64_t> TextTokenizer::end_of_text_id() const {
+  const auto* gpt2 = std::get_if<Gpt2Tokenizer>(&tokenizer_);
+  if (!gpt2) return std::nullopt;
+  const std::optional<TokenId> id = gpt2->special_token("<|endoftext|>");
+  return id ? std::optional<int64_t>(*id) : std::nullopt;
+}
+
 int64_t TextTokenizer::vocab_size() const {
   return std::visit([](const auto& tokenizer) { return static_cast<int64_t>(tokenizer.vocab_size()); }, tokenizer_);
 }

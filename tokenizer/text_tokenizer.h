@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ class TextTokenizer {
   int64_t vocab_size() const;
   // The char-level tokenizer inside, or nullptr for GPT-2's BPE.
   const CharTokenizer* as_char() const { return std::get_if<CharTokenizer>(&tokenizer_); }
+  // The id that ends a document ("<|endoftext|>", 50256 in GPT-2), when the
+  // vocabulary has one (a char-level vocabulary has none).
+  std::optional<int64_t> end_of_text_id() const;
 
   // Throws EncodeError (char-level: a character outside the vocabulary, named
   // with its position). GPT-2's "<|endoftext|>" is recognised as its token.

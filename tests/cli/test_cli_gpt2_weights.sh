@@ -51,6 +51,22 @@ for cache in "" --no-cache; do
     || fail "sample $cache: greedy text differs from PyTorch's: $(cat "$work/sample.txt")"
 done
 
+# tokenize reads a file argument as it reads stdin, and takes --vocab (or --gpt2).
+printf '%s' "$prompt" | "$tinygpt" tokenize --gpt2 "$vocab" >"$work/stdin_ids.txt" 2>/dev/null
+"$tinygpt" tokenize --vocab "$vocab" "$work/prompt.txt" >"$work/file_ids.txt" 2>/dev/null || fail "tokenize FILE: non-zero exit"
+cmp -s "$work/stdin_ids.txt" "$work/file_ids.txt" || fail "tokenize FILE: different ids than stdin"
+[[ $(cat "$work/file_ids.txt") == "$prompt_ids" ]] || fail "tokenize FILE: $(cat "$work/file_ids.txt"), expected $prompt_ids"
+
+# A Hugging Face model directory with its own vocab.json and merges.txt needs no --vocab.
+mkdir -p "$work/hf_dir"
+cp "$weights/config.json" "$weights/model.safetensors" "$work/hf_dir/"
+cp "$vocab/encoder.json" "$work/hf_dir/vocab.json"
+cp "$vocab/vocab.bpe" "$work/hf_dir/merges.txt"
+"$tinygpt" sample --weights "$work/hf_dir" --prompt "$prompt" --tokens 20 --greedy >"$work/hf_sample.txt" \
+  2>"$work/hf_sample.log" || fail "sample --weights with vocab.json: non-zero exit: $(cat "$work/hf_sample.log")"
+cmp -s "$work/hf_sample.txt" "$work/expected_sample.txt" || fail "sample --weights with vocab.json: different text"
+grep -q "BPE from $work/hf_dir" "$work/hf_sample.log" || fail "sample: did not use the directory's own vocabulary"
+
 # export a tinygpt checkpoint to the Hugging Face layout and read it back: the same loss both ways.
 for _ in $(seq 40); do echo "the cat sat on the mat"; done >"$work/corpus.txt"
 "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 8 --batch-size 2 \

@@ -43,6 +43,32 @@ cmp -s "$work/cached.txt" "$work/uncached.txt" || fail "sample: greedy output di
   --top-p 0.9 --repetition-penalty 1.2 --seed 3 >"$work/b.txt" 2>/dev/null
 cmp -s "$work/a.txt" "$work/b.txt" || fail "sample: the same seed gave different text"
 
+# The prompt from a file or from standard input gives the same text as --prompt.
+printf 'po' >"$work/prompt.txt"
+"$tinygpt" sample --ckpt "$work/run/model.safetensors" --prompt-file "$work/prompt.txt" --tokens 20 --temperature 0.8 \
+  --top-k 5 --top-p 0.9 --repetition-penalty 1.2 --seed 3 >"$work/c.txt" 2>/dev/null || fail "sample --prompt-file: non-zero exit"
+cmp -s "$work/a.txt" "$work/c.txt" || fail "sample --prompt-file: different text than --prompt"
+printf 'po' | "$tinygpt" sample --ckpt "$work/run/model.safetensors" --prompt - --tokens 20 --temperature 0.8 \
+  --top-k 5 --top-p 0.9 --repetition-penalty 1.2 --seed 3 >"$work/d.txt" 2>/dev/null || fail "sample --prompt -: non-zero exit"
+cmp -s "$work/a.txt" "$work/d.txt" || fail "sample --prompt -: different text than --prompt"
+
+# --stop ends a sample at the first occurrence of its text (kept); --num-samples writes several, separated.
+stop_text=$(head -c 12 "$work/cached.txt" | tail -c 3)  # 3 characters the greedy continuation produces
+"$tinygpt" sample --ckpt "$work/run" --prompt "First" --tokens 30 --greedy --stop "$stop_text" >"$work/stopped.txt" \
+  2>/dev/null || fail "sample --stop: non-zero exit"
+generated=$(tail -c +6 "$work/cached.txt")  # the continuation of the 5-character prompt
+expected_stop=$(awk -v text="$generated" -v stop="$stop_text" 'BEGIN { print 5 + index(text, stop) - 1 + length(stop) }')
+[[ $(wc -c <"$work/stopped.txt") -eq $expected_stop ]] ||
+  fail "sample --stop '$stop_text': expected $expected_stop bytes, got $(wc -c <"$work/stopped.txt")"
+"$tinygpt" sample --ckpt "$work/run" --prompt "po" --tokens 10 --num-samples 3 --seed 1 >"$work/three.txt" 2>/dev/null \
+  || fail "sample --num-samples: non-zero exit"
+[[ $(grep -c -- '^---------------$' "$work/three.txt") -eq 2 ]] || fail "sample --num-samples 3: expected 2 separators"
+
+# Past the context length the note comes on stderr before the text, never inside it.
+"$tinygpt" sample --ckpt "$work/run" --prompt "First" --tokens 30 --greedy >"$work/long.txt" 2>"$work/long.log"
+grep -q "note: .*more than the context length of 8" "$work/long.log" || fail "sample: no context-length note: $(cat "$work/long.log")"
+cmp -s "$work/long.txt" "$work/cached.txt" || fail "sample: the note changed stdout"
+
 # Eval: exactly one stdout line "loss L perplexity P" with P = exp(L).
 "$tinygpt" eval --ckpt "$work/run" --data "$work/corpus.txt" --max-tokens 200 >"$work/eval.txt" 2>"$work/eval.log" \
   || fail "eval: non-zero exit: $(cat "$work/eval.log")"
@@ -51,6 +77,13 @@ read -r word_loss loss word_perplexity perplexity <"$work/eval.txt"
 [[ $word_loss == loss && $word_perplexity == perplexity ]] || fail "eval: bad line: $(cat "$work/eval.txt")"
 awk -v l="$loss" -v p="$perplexity" 'BEGIN { d = exp(l) - p; exit !(l > 0 && l < 10 && d < 1e-9 * p && d > -1e-9 * p) }' \
   || fail "eval: perplexity $perplexity is not exp(loss $loss)"
+
+# eval --split val scores the part training held out, and says so.
+"$tinygpt" eval --ckpt "$work/run" --data "$work/corpus.txt" --split val >"$work/eval_val.txt" 2>"$work/eval_val.log" \
+  || fail "eval --split val: non-zero exit: $(cat "$work/eval_val.log")"
+grep -q "scoring the val split, tokens [0-9]* to [0-9]* (the last 10%" "$work/eval_val.log" \
+  || fail "eval --split val: does not say what it scored: $(cat "$work/eval_val.log")"
+cmp -s "$work/eval_val.txt" "$work/eval.txt" && fail "eval --split val: same loss as the start of the file"
 
 # Misuse: one line, non-zero exit.
 expect_error "missing data" "cannot read '$work/nowhere.txt'" \

@@ -19,8 +19,8 @@ expect_exit() {
 }
 
 # Number-valued flags: the valid range in words, for a wrong number and for no number.
-expect_exit "negative tokens" 2 "sample: --tokens must be a positive integer, got -5" "$tinygpt" sample --tokens -5
-expect_exit "tokens not a number" 2 "--tokens must be a positive integer, got abc" "$tinygpt" sample --tokens abc
+expect_exit "negative tokens" 2 "sample: --tokens must be an integer from 1 to 1000000, got -5" "$tinygpt" sample --tokens -5
+expect_exit "tokens not a number" 2 "--tokens must be an integer from 1 to 1000000, got abc" "$tinygpt" sample --tokens abc
 expect_exit "zero block size" 2 "train: --block-size must be a positive integer, got 0" "$tinygpt" train --block-size 0
 expect_exit "zero threads" 2 "--threads must be a positive integer, got 0" "$tinygpt" eval --threads 0
 expect_exit "top-p above 1" 2 "--top-p must be a number in (0, 1], got 1.5" "$tinygpt" sample --top-p 1.5

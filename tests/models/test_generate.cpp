@@ -1,6 +1,7 @@
 // Sampling rules and generation: greedy with the KV cache equals greedy without it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "autograd/grad_mode.h"
@@ -142,7 +143,10 @@ TEST_CASE("generate: sampling with a seed is reproducible and streams every toke
   options.seed = 42;
   options.sampling.top_k = 5;
   std::vector<int64_t> streamed;
-  const auto first = generate(model, {0}, options, [&](int64_t id) { streamed.push_back(id); });
+  const auto first = generate(model, {0}, options, [&](int64_t id) {
+    streamed.push_back(id);
+    return true;
+  });
   CHECK(streamed == first);
   CHECK(generate(model, {0}, options) == first);
   options.use_cache = false;
@@ -165,4 +169,21 @@ TEST_CASE("generate: bad prompts are named") {
   CHECK_THROWS_WITH_AS(generate(model, {}, options), doctest::Contains("the prompt is empty"), tg::Error);
   CHECK_THROWS_WITH_AS(generate(model, {1, 13}, options),
                        doctest::Contains("prompt token 13 at position 1 is outside the vocabulary [0, 13)"), tg::Error);
+}
+
+TEST_CASE("generate: ends at a stop id (left out of the result) or when the callback says so") {
+  GPT model(generation_config(PositionalEncoding::Learned), 4);
+  GenerationOptions options;
+  options.max_new_tokens = 12;
+  options.sampling.greedy = true;
+  const std::vector<int64_t> full = generate(model, {0}, options);
+  REQUIRE(full.size() == 12);
+  options.stop_ids = {full[4]};
+  const auto first_stop = std::find(full.begin(), full.end(), full[4]);
+  CHECK(generate(model, {0}, options) == std::vector<int64_t>(full.begin(), first_stop));
+
+  options.stop_ids.clear();
+  int64_t seen = 0;
+  const std::vector<int64_t> three = generate(model, {0}, options, [&](int64_t) { return ++seen < 3; });
+  CHECK(three == std::vector<int64_t>(full.begin(), full.begin() + 3));
 }

@@ -110,3 +110,17 @@ TEST_CASE("merges that contradict the encoder name their line") {
   const std::string encoder = encoder_with("\"he\": 257, \"the\": 256}");
   CHECK(contains(read_error(encoder, "#version: 0.2\nh e\nt he\n"), "vocab.bpe:3: merge 2"));
 }
+
+TEST_CASE("Hugging Face's names for the same files load too (vocab.json, merges.txt)") {
+  ScratchDirectory scratch("gpt2-files");
+  CHECK_FALSE(has_gpt2_vocabulary(scratch.path()));
+  write_file(scratch.path() / "vocab.json", good_encoder);
+  write_file(scratch.path() / "merges.txt", good_merges);
+  CHECK(has_gpt2_vocabulary(scratch.path()));
+  const BpeVocabulary vocabulary = read_gpt2_vocabulary(scratch.path());
+  CHECK(vocabulary.size() == 259);
+  CHECK(vocabulary.find("the") == 257);
+  // A broken file is named by its own name.
+  write_file(scratch.path() / "merges.txt", "#version: 0.2\nh e\nt\n");
+  CHECK_THROWS_WITH(read_gpt2_vocabulary(scratch.path()), doctest::Contains("merges.txt:3"));
+}

@@ -37,6 +37,7 @@ TEST_CASE("TextTokenizer: a char tokenizer encodes, decodes and displays its cha
   CHECK(tokenizer.display(1) == "\\n");
   CHECK(tokenizer.display(4) == "é");
   CHECK_THROWS_AS(tokenizer.encode("abc"), EncodeError);
+  CHECK_FALSE(tokenizer.end_of_text_id().has_value());
 }
 
 TEST_CASE("TextTokenizer: ids outside the vocabulary are a DecodeError, negative ones too") {
@@ -52,6 +53,7 @@ TEST_CASE("TextTokenizer: GPT-2 recognises <|endoftext|> and shows partial chara
   CHECK(tokenizer.vocab_size() == 50257);
   CHECK(tokenizer.encode("Hello world") == std::vector<int64_t>{15496, 995});
   CHECK(tokenizer.encode("<|endoftext|>") == std::vector<int64_t>{50256});
+  CHECK(tokenizer.end_of_text_id() == 50256);
   CHECK(tokenizer.display(995) == " world");
   // "🤗" is two tokens; the first alone is not a whole UTF-8 character.
   const std::vector<int64_t> emoji = tokenizer.encode("🤗");
