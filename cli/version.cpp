@@ -2,42 +2,60 @@
 
 #include <cblas.h>
 
+#include <initializer_list>
+
 #include "tensor/threads.h"
 
 namespace tg::cli {
 
 namespace {
 
-// The extensions the compiler was allowed to use (-march): a build uses no more.
-std::string build_extensions() {
+struct Extension {
+  bool present;
+  const char* name;
+};
+
+// "AVX-512F AVX2 FMA": the names of the extensions present.
+std::string names_of(std::initializer_list<Extension> extensions) {
   std::string names;
-  const auto add = [&](const char* name) { names += names.empty() ? name : std::string(" ") + name; };
-#ifdef __AVX512F__
-  add("AVX-512F");
-#endif
-#ifdef __AVX512BF16__
-  add("AVX512-BF16");
-#endif
-#ifdef __AVX2__
-  add("AVX2");
-#endif
-#ifdef __FMA__
-  add("FMA");
-#endif
+  for (const Extension& extension : extensions)
+    if (extension.present) names += names.empty() ? extension.name : std::string(" ") + extension.name;
   return names.empty() ? "SSE2 only" : names;
 }
 
+#ifdef __AVX512F__
+constexpr bool kBuiltForAvx512f = true;
+#else
+constexpr bool kBuiltForAvx512f = false;
+#endif
+#ifdef __AVX512BF16__
+constexpr bool kBuiltForAvx512bf16 = true;
+#else
+constexpr bool kBuiltForAvx512bf16 = false;
+#endif
+#ifdef __AVX2__
+constexpr bool kBuiltForAvx2 = true;
+#else
+constexpr bool kBuiltForAvx2 = false;
+#endif
+#ifdef __FMA__
+constexpr bool kBuiltForFma = true;
+#else
+constexpr bool kBuiltForFma = false;
+#endif
+
+// The extensions the compiler was allowed to use (-march): a build uses no more.
+std::string build_extensions() {
+  return names_of({{kBuiltForAvx512f, "AVX-512F"}, {kBuiltForAvx512bf16, "AVX512-BF16"}, {kBuiltForAvx2, "AVX2"},
+                   {kBuiltForFma, "FMA"}});
+}
+
 std::string cpu_extensions() {
-  std::string names;
-  const auto add_if = [&](bool present, const char* name) {
-    if (present) names += names.empty() ? name : std::string(" ") + name;
-  };
   __builtin_cpu_init();
-  add_if(__builtin_cpu_supports("avx512f"), "AVX-512F");
-  add_if(__builtin_cpu_supports("avx512bf16"), "AVX512-BF16");
-  add_if(__builtin_cpu_supports("avx2"), "AVX2");
-  add_if(__builtin_cpu_supports("fma"), "FMA");
-  return names.empty() ? "SSE2 only" : names;
+  return names_of({{__builtin_cpu_supports("avx512f") != 0, "AVX-512F"},
+                   {__builtin_cpu_supports("avx512bf16") != 0, "AVX512-BF16"},
+                   {__builtin_cpu_supports("avx2") != 0, "AVX2"},
+                   {__builtin_cpu_supports("fma") != 0, "FMA"}});
 }
 
 }  // namespace
