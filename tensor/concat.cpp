@@ -21,7 +21,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     for (int64_t d = 0; d < first.dim() && same_elsewhere; ++d) same_elsewhere = d == dim || t.size(d) == first.size(d);
     check(same_elsewhere, "cat: tensor ", i, " has shape ", t.shape(), " but tensor 0 has shape ", first.shape(),
           "; they must match in every dim but dim ", dim);
-    out_shape[dim] += t.size(dim);
+    out_shape[dim] = checked_add(out_shape[dim], t.size(dim), "cat");
   }
   Tensor out = Tensor::empty(out_shape, first.dtype());
   int64_t start = 0;
@@ -38,7 +38,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   int64_t total = 0;
   for (int64_t size : sizes) {
     check(size >= 0, "split: negative size ", size, " in sizes ", Shape(sizes));
-    total += size;
+    total = checked_add(total, size, "split");
   }
   check(total == x.size(dim), "split: sizes ", Shape(sizes), " sum to ", total, ", not to the size ", x.size(dim),
         " of dim ", dim, " (shape ", x.shape(), ")");

@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "tensor/concat.h"
 #include "tensor/factory.h"
 #include "tensor/storage.h"
 #include "tensor/view.h"
@@ -88,6 +89,22 @@ TEST_CASE("empty: a huge shape is a clear error, not bad_alloc or a crash") {
                        Error);
   CHECK_THROWS_WITH_AS(Storage::allocate(std::numeric_limits<size_t>::max()),
                        doctest::Contains("allocate: 18446744073709551615 bytes is more than INT64_MAX"), Error);
+}
+
+TEST_CASE("arange: a count past INT64_MAX or an infinite range is an error") {
+  CHECK_THROWS_WITH_AS(arange(0, 1e30), doctest::Contains("arange: [0, 1e+30) in steps of 1 has too many elements"), Error);
+  CHECK_THROWS_WITH_AS(arange(0, std::numeric_limits<double>::infinity()), doctest::Contains("arange: unsupported range"),
+                       Error);
+  CHECK_THROWS_WITH_AS(arange(0, 5, std::numeric_limits<double>::quiet_NaN()),
+                       doctest::Contains("arange: step must not be zero or NaN, got nan"), Error);
+}
+
+TEST_CASE("cat and split: sizes that sum past INT64_MAX are an error") {
+  const Tensor half = raw::expand(zeros({1, 0}), {kHuge, 0});
+  CHECK_THROWS_WITH_AS(raw::cat({half, half}, 0),
+                       doctest::Contains("cat: 4611686018427387904 + 4611686018427387904 overflows int64"), Error);
+  CHECK_THROWS_WITH_AS(raw::split(raw::expand(zeros({1}), {kMax}), {kMax, 1}, 0),
+                       doctest::Contains("split: 9223372036854775807 + 1 overflows int64"), Error);
 }
 
 TEST_CASE("view_of: an extent or offset past INT64_MAX is an error") {
