@@ -107,6 +107,14 @@ TEST_CASE("cat and split: sizes that sum past INT64_MAX are an error") {
                        doctest::Contains("split: 9223372036854775807 + 1 overflows int64"), Error);
 }
 
+TEST_CASE("split: a chunk past half of INT64_MAX") {
+  const Tensor row = raw::expand(zeros({1}), {kMax});  // kMax = 2 * 2^62 - 1
+  const std::vector<Tensor> pieces = raw::split(row, kHuge, 0);
+  REQUIRE(pieces.size() == 2);
+  CHECK(pieces[0].shape() == Shape{kHuge});
+  CHECK(pieces[1].shape() == Shape{kHuge - 1});
+}
+
 TEST_CASE("view_of: an extent or offset past INT64_MAX is an error") {
   const auto storage = Storage::allocate(64);
   CHECK_THROWS_WITH_AS(Tensor::view_of(storage, DType::Float32, {3}, {kMax}, 0),
