@@ -21,7 +21,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     for (int64_t d = 0; d < first.dim() && same_elsewhere; ++d) same_elsewhere = d == dim || t.size(d) == first.size(d);
     check(same_elsewhere, "cat: tensor ", i, " has shape ", t.shape(), " but tensor 0 has shape ", first.shape(),
           "; they must match in every dim but dim ", dim);
-    out_shape[dim] += t.size(dim);
+    out_shape[dim] = checked_add(out_shape[dim], t.size(dim), "cat");
   }
   Tensor out = Tensor::empty(out_shape, first.dtype());
   int64_t start = 0;
@@ -38,7 +38,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   int64_t total = 0;
   for (int64_t size : sizes) {
     check(size >= 0, "split: negative size ", size, " in sizes ", Shape(sizes));
-    total += size;
+    total = checked_add(total, size, "split");
   }
   check(total == x.size(dim), "split: sizes ", Shape(sizes), " sum to ", total, ", not to the size ", x.size(dim),
         " of dim ", dim, " (shape ", x.shape(), ")");
@@ -54,9 +54,16 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 std::vector<Tensor> split(const Tensor& x, int64_t chunk, int64_t dim) {
   dim = normalize_dim(dim, x.dim(), "split");
   check(x.dim() >= 1, "split: cannot split a 0-d tensor");
-  check(chunk > 0, "split: chunk size must be positive, got ", chunk);
+  const int64_t size = x.size(dim);
+  check(chunk >= 0, "split: chunk size must not be negative, got ", chunk);
+  check(chunk > 0 || size == 0, "split: chunk size 0 is only allowed for a dim of size 0, not for dim ", dim,
+        " of size ", size, " (shape ", x.shape(), ")");
+  // ceil(size / chunk) pieces, but one (empty) piece for a dim of size 0, as in
+  // torch. Counted rather than stepped by start += chunk, which a chunk past
+  // INT64_MAX / 2 would overflow.
+  const int64_t count = size == 0 ? 1 : (size - 1) / chunk + 1;
   std::vector<int64_t> sizes;
-  for (int64_t start = 0; start < x.size(dim); start += chunk) sizes.push_back(std::min(chunk, x.size(dim) - start));
+  for (int64_t piece = 0; piece < count; ++piece) sizes.push_back(std::min(chunk, size - piece * chunk));
   return split(x, sizes, dim);
 }
 

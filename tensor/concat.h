@@ -10,7 +10,8 @@ namespace tg::raw {
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 // Consecutive views of x along `dim` with the given sizes (they must sum to its size).
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim);
-// Views of `chunk` elements each along `dim` (the last may be smaller).
+// Views of `chunk` elements each along `dim` (the last may be smaller). A dim of
+// size 0 gives one empty piece (the only case where `chunk` may be 0), as in torch.
 std::vector<Tensor> split(const Tensor& x, int64_t chunk, int64_t dim);
 
 }  // namespace tg::raw

@@ -29,8 +29,11 @@ Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
 Tensor ones_like(const Tensor& like) { return ones(like.shape(), like.dtype()); }
 
 Tensor arange(double start, double end, double step, DType dtype) {
-  check(step != 0, "arange: step must not be zero");
+  check(step != 0 && !std::isnan(step), "arange: step must not be zero or NaN, got ", step);
+  check(std::isfinite(start) && std::isfinite(end), "arange: unsupported range ", start, " -> ", end);
   const double span = std::ceil((end - start) / step);
+  // 2^63 is the first double past INT64_MAX; converting one beyond is undefined.
+  check(span < 0x1p63, "arange: [", start, ", ", end, ") in steps of ", step, " has too many elements");
   const int64_t count = span > 0 ? static_cast<int64_t>(span) : 0;
   Tensor out = Tensor::empty({count}, dtype);
   visit_numeric(dtype, "arange", [&]<class T>() {
@@ -42,7 +45,7 @@ Tensor arange(double start, double end, double step, DType dtype) {
 
 template <class T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape) {
-  check(static_cast<int64_t>(values.size()) == numel(shape), "from_vector: ", values.size(),
+  check(static_cast<int64_t>(values.size()) == numel(shape, "from_vector"), "from_vector: ", values.size(),
         " values cannot fill shape ", shape, " (", numel(shape), " elements)");
   Tensor out = Tensor::empty(shape, dtype_of<T>());
   std::copy(values.begin(), values.end(), out.data<T>());
@@ -55,7 +58,7 @@ template Tensor from_vector<int64_t>(const std::vector<int64_t>&, const Shape&);
 
 template <>
 Tensor from_vector<bool>(const std::vector<bool>& values, const Shape& shape) {
-  check(static_cast<int64_t>(values.size()) == numel(shape), "from_vector: ", values.size(),
+  check(static_cast<int64_t>(values.size()) == numel(shape, "from_vector"), "from_vector: ", values.size(),
         " values cannot fill shape ", shape, " (", numel(shape), " elements)");
   Tensor out = Tensor::empty(shape, DType::Bool);
   bool* data = out.data<bool>();

@@ -44,7 +44,7 @@ Tensor generate(const Shape& shape, DType dtype, const char* op, Fill&& value) {
 
 Tensor uniform(const Shape& shape, double low, double high, Generator& generator, DType dtype) {
   check(is_floating(dtype), "uniform: needs a floating dtype, got ", dtype_name(dtype));
-  const uint64_t first = generator.advance(static_cast<uint64_t>(numel(shape)));
+  const uint64_t first = generator.advance(static_cast<uint64_t>(numel(shape, "uniform")));
   return generate(shape, dtype, "uniform", [&](int64_t i) { return low + (high - low) * generator.uniform01(first + i); });
 }
 
@@ -54,7 +54,7 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& generator,
   check(is_floating(dtype), "normal: needs a floating dtype, got ", dtype_name(dtype));
   check(std >= 0, "normal: std must be non-negative, got ", std);
   // Box-Muller: element i uses the two uniforms at counters 2i and 2i+1.
-  const uint64_t first = generator.advance(2 * static_cast<uint64_t>(numel(shape)));
+  const uint64_t first = generator.advance(2 * static_cast<uint64_t>(numel(shape, "normal")));
   return generate(shape, dtype, "normal", [&](int64_t i) {
     const double u1 = 1.0 - generator.uniform01(first + 2 * i);  // (0, 1]: log is finite
     const double u2 = generator.uniform01(first + 2 * i + 1);
@@ -66,7 +66,7 @@ Tensor randn(const Shape& shape, Generator& generator, DType dtype) { return nor
 
 Tensor randint(const Shape& shape, int64_t low, int64_t high, Generator& generator) {
   check(low < high, "randint: empty range [", low, ", ", high, ")");
-  const uint64_t first = generator.advance(static_cast<uint64_t>(numel(shape)));
+  const uint64_t first = generator.advance(static_cast<uint64_t>(numel(shape, "randint")));
   const uint64_t span = static_cast<uint64_t>(high - low);
   return generate(shape, DType::Int64, "randint",
                   [&](int64_t i) { return low + static_cast<int64_t>(generator.bits(first + i) % span); });

@@ -57,16 +57,20 @@ bool parse_dtype(const std::string& name, DType& dtype) {
 // The JSON header, padded with spaces so the data starts 8-byte aligned in the file.
 std::string make_header(const std::string& path, const std::vector<NamedTensor>& tensors, const Metadata& metadata) {
   Json header = Json::object();
-  uint64_t offset = 0;
+  int64_t offset = 0;
   for (const NamedTensor& named : tensors) {
     check(named.tensor.defined(), "save_safetensors: ", path, ": tensor '", named.name, "' is undefined");
     check(named.name != kMetadataKey, "save_safetensors: ", path, ": '", kMetadataKey, "' is reserved for metadata");
     check(!header.contains(named.name), "save_safetensors: ", path, ": two tensors are named '", named.name, "'");
-    const uint64_t bytes = static_cast<uint64_t>(named.tensor.numel()) * dtype_size(named.tensor.dtype());
+    // An expanded view can have more elements than int64 bytes hold.
+    const int64_t element_bytes = static_cast<int64_t>(dtype_size(named.tensor.dtype()));
+    check(named.tensor.numel() <= (std::numeric_limits<int64_t>::max() - offset) / element_bytes, "save_safetensors: ",
+          path, ": tensor '", named.name, "' of shape ", named.tensor.shape(), " takes the data past INT64_MAX bytes");
+    const int64_t end = offset + named.tensor.numel() * element_bytes;
     header[named.name] = {{"dtype", format_dtype_name(named.tensor.dtype())},
                           {"shape", named.tensor.shape()},
-                          {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
+                          {"data_offsets", {offset, end}}};
+    offset = end;
   }
   if (!metadata.empty()) header[kMetadataKey] = metadata;
   std::string text = header.dump();
@@ -124,11 +128,16 @@ Entry parse_entry(const Source& source, const std::string& name, const Json& val
 
   const Json& shape = value["shape"];
   if (!shape.is_array()) fail_load(source, what, ": \"shape\" must be an array, got ", shape.dump());
-  uint64_t bytes = dtype_size(entry.dtype);
-  for (const Json& size : shape) {
-    const uint64_t count = read_count(source, what + ": a size in \"shape\"", size);
-    entry.shape.push_back(static_cast<int64_t>(count));
-    if (__builtin_mul_overflow(bytes, count, &bytes)) fail_load(source, what, ": shape ", shape.dump(), " is too large");
+  for (const Json& size : shape)
+    entry.shape.push_back(static_cast<int64_t>(read_count(source, what + ": a size in \"shape\"", size)));
+  // The rules of Tensor::empty: numel's (tensor/shape.h), which a 0 among the
+  // sizes does not lift, and bytes within int64.
+  uint64_t bytes = 0;
+  try {
+    const int64_t count = numel(entry.shape);
+    bytes = static_cast<uint64_t>(checked_mul(count, static_cast<int64_t>(dtype_size(entry.dtype)), "bytes"));
+  } catch (const Error&) {
+    fail_load(source, what, ": shape ", shape.dump(), " is too large");
   }
 
   const Json& offsets = value["data_offsets"];

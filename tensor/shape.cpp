@@ -4,10 +4,16 @@
 
 namespace tg {
 
-int64_t numel(const Shape& shape) {
-  int64_t count = 1;
-  for (int64_t size : shape) count *= size;
-  return count;
+int64_t numel(const Shape& shape, const char* op) {
+  int64_t nonzero_product = 1;
+  bool empty = false;
+  for (int64_t size : shape) {
+    if (size == 0)
+      empty = true;
+    else if (__builtin_mul_overflow(nonzero_product, size, &nonzero_product))
+      fail(op, ": shape ", shape, " is too large: its nonzero sizes multiply past INT64_MAX");
+  }
+  return empty ? 0 : nonzero_product;
 }
 
 Strides contiguous_strides(const Shape& shape) {
@@ -15,9 +21,21 @@ Strides contiguous_strides(const Shape& shape) {
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
     strides[d] = stride;
-    stride *= shape[d];
+    stride = checked_mul(stride, shape[d], "contiguous_strides");
   }
   return strides;
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const char* op) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) fail(op, ": ", a, " * ", b, " overflows int64");
+  return product;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* op) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) fail(op, ": ", a, " + ", b, " overflows int64");
+  return sum;
 }
 
 std::string shape_str(const Shape& shape) {

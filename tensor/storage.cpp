@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
-#include <new>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -41,7 +41,7 @@ class BufferCache {
     if (data == nullptr) {
       release_all();  // memory is short: give the idle buffers back and try once more
       data = fresh(bytes);
-      if (data == nullptr) throw std::bad_alloc();
+      check(data != nullptr, "allocate: cannot allocate ", bytes, " bytes (out of memory)");
     }
     return data;
   }
@@ -123,6 +123,10 @@ size_t rounded_size(size_t bytes) {
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  // Bounded as torch bounds byte counts, so that rounding up to the alignment or to
+  // a huge page cannot wrap around to a small buffer.
+  check(bytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "allocate: ", bytes,
+        " bytes is more than INT64_MAX");
   return std::shared_ptr<Storage>(new Storage(buffer_cache().take(rounded_size(bytes)), bytes));
 }
 

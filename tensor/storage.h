@@ -15,6 +15,7 @@ class Storage {
 
   // Uninitialised memory of `bytes` bytes (rounded up to the alignment). Large
   // buffers come from a cache of freed ones of the same size when possible.
+  // Throws tg::Error naming the bytes when out of memory or past INT64_MAX.
   static std::shared_ptr<Storage> allocate(size_t bytes);
   // Frees every idle cached buffer (the cache also does this itself when an
   // allocation fails).

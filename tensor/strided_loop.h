@@ -38,7 +38,10 @@ struct MergedDims {
   void push(int64_t size, const std::array<int64_t, N>& dim_strides) {
     if (size == 1) return;
     bool merges = !shape.empty();
-    for (size_t k = 0; k < N && merges; ++k) merges = strides[k].back() == dim_strides[k] * size;
+    // A step past int64 (only an empty view's free strides can make one) equals no stride: no merge.
+    int64_t across = 0;
+    for (size_t k = 0; k < N && merges; ++k)
+      merges = !__builtin_mul_overflow(dim_strides[k], size, &across) && strides[k].back() == across;
     if (merges) {
       shape.back() *= size;
       for (size_t k = 0; k < N; ++k) strides[k].back() = dim_strides[k];

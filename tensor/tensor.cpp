@@ -1,5 +1,7 @@
 #include "tensor/tensor.h"
 
+#include <limits>
+
 namespace tg {
 
 namespace {
@@ -19,8 +21,12 @@ bool compute_contiguous(const Shape& shape, const Strides& strides) {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   for (int64_t size : shape) check(size >= 0, "empty: negative size in shape ", shape);
+  const int64_t count = tg::numel(shape, "empty");
+  // Byte counts are int64 too, as in torch.
+  check(count <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dtype)), "empty: shape ", shape,
+        " of ", dtype_name(dtype), " needs more than INT64_MAX bytes");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(static_cast<size_t>(tg::numel(shape)) * dtype_size(dtype));
+  impl->storage = Storage::allocate(static_cast<size_t>(count) * dtype_size(dtype));
   impl->dtype = dtype;
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
@@ -30,18 +36,19 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
 
 Tensor Tensor::view_of(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, int64_t offset) {
   check(shape.size() == strides.size(), "view: shape ", shape, " and strides ", strides, " differ in length");
-  // The extent of the view: the lowest and highest element it can touch.
-  int64_t lowest = offset, highest = offset;
-  bool empty = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    check(shape[d] >= 0, "view: negative size in shape ", shape);
-    if (shape[d] == 0) empty = true;
-    const int64_t reach = (shape[d] - 1) * strides[d];
-    (reach < 0 ? lowest : highest) += reach;
+  for (int64_t size : shape) check(size >= 0, "view: negative size in shape ", shape);
+  if (tg::numel(shape, "view") > 0) {  // an empty view touches no element, so any strides and offset do
+    // The extent of the view: the lowest and highest element it can touch.
+    int64_t lowest = offset, highest = offset;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t reach = checked_mul(shape[d] - 1, strides[d], "view");
+      int64_t& bound = reach < 0 ? lowest : highest;
+      bound = checked_add(bound, reach, "view");
+    }
+    const int64_t capacity = static_cast<int64_t>(storage->bytes() / dtype_size(dtype));
+    check(lowest >= 0 && highest < capacity, "view: shape ", shape, " with strides ", strides, " at offset ", offset,
+          " reaches outside a storage of ", capacity, " elements");
   }
-  const int64_t capacity = static_cast<int64_t>(storage->bytes() / dtype_size(dtype));
-  check(empty || (lowest >= 0 && highest < capacity), "view: shape ", shape, " with strides ", strides,
-        " at offset ", offset, " reaches outside a storage of ", capacity, " elements");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->dtype = dtype;

@@ -49,21 +49,23 @@ bool strides_for_view(const Tensor& x, const Shape& new_shape, Strides& new_stri
 
 // The shape `shape` with a -1 entry resolved for `count` elements (for view/reshape).
 Shape infer_shape(Shape shape, int64_t count, const char* op) {
-  int64_t inferred = -1, known = 1;
+  int64_t inferred = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       check(inferred < 0, op, ": only one size may be -1, got ", shape);
       inferred = static_cast<int64_t>(d);
     } else {
       check(shape[d] >= 0, op, ": invalid size ", shape[d], " in shape ", shape);
-      known *= shape[d];
     }
   }
   if (inferred >= 0) {
+    int64_t known = 1;  // the product of the other sizes
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (static_cast<int64_t>(d) != inferred) known = checked_mul(known, shape[d], op);
     check(known != 0 && count % known == 0, op, ": shape ", shape, " is invalid for ", count, " elements");
     shape[inferred] = count / known;
   }
-  check(numel(shape) == count, op, ": shape ", shape, " is invalid for input of ", count, " elements");
+  check(numel(shape, op) == count, op, ": shape ", shape, " is invalid for input of ", count, " elements");
   return shape;
 }
 
@@ -123,16 +125,27 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   end = std::clamp<int64_t>(end, start, size);
   Shape shape = x.shape();
   Strides strides = x.strides();
-  shape[dim] = (end - start + step - 1) / step;
-  strides[dim] *= step;
-  return restride(x, std::move(shape), std::move(strides), x.offset() + start * x.strides()[dim]);
+  // ceil((end - start) / step), without the sum end - start + step - 1 that a
+  // huge step would overflow.
+  shape[dim] = end > start ? (end - start - 1) / step + 1 : 0;
+  if (__builtin_mul_overflow(x.strides()[dim], step, &strides[dim])) {
+    // Only a dim left with at most one element can get here from a non-empty
+    // tensor (stride * (size - 1) fits in its storage). Such a dim never moves,
+    // so its stride is free: keep x's.
+    check(shape[dim] <= 1, "slice: stride ", x.strides()[dim], " * step ", step, " overflows int64 (dim ", dim,
+          " of shape ", x.shape(), ")");
+    strides[dim] = x.strides()[dim];
+  }
+  const int64_t offset = checked_add(x.offset(), checked_mul(start, x.strides()[dim], "slice"), "slice");
+  return restride(x, std::move(shape), std::move(strides), offset);
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   dim = normalize_dim(dim, x.dim(), "narrow");
   const int64_t size = x.dim() > 0 ? x.shape()[dim] : 0;
-  check(start >= 0 && length >= 0 && start + length <= size, "narrow: [", start, ", ", start + length,
-        ") is out of range for dim ", dim, " of size ", size, " (shape ", x.shape(), ")");
+  // length <= size - start rather than start + length <= size, which could overflow.
+  check(start >= 0 && length >= 0 && start <= size && length <= size - start, "narrow: start ", start, " + length ",
+        length, " is out of range for dim ", dim, " of size ", size, " (shape ", x.shape(), ")");
   return slice(x, dim, start, start + length);
 }
 
@@ -145,7 +158,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   if (index < 0) index += size;
   Shape shape = x.shape();
   Strides strides = x.strides();
-  const int64_t offset = x.offset() + index * strides[dim];
+  const int64_t offset = checked_add(x.offset(), checked_mul(index, strides[dim], "select"), "select");
   shape.erase(shape.begin() + dim);
   strides.erase(strides.begin() + dim);
   return restride(x, std::move(shape), std::move(strides), offset);
@@ -162,7 +175,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   dim = normalize_dim(dim, x.dim() + 1, "unsqueeze");
   Shape shape = x.shape();
   Strides strides = x.strides();
-  const int64_t stride = dim < x.dim() ? strides[dim] * shape[dim] : 1;
+  const int64_t stride = dim < x.dim() ? checked_mul(strides[dim], shape[dim], "unsqueeze") : 1;
   shape.insert(shape.begin() + dim, 1);
   strides.insert(strides.begin() + dim, stride);
   return restride(x, std::move(shape), std::move(strides), x.offset());
@@ -187,6 +200,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     out_shape[d] = wanted;
     out_strides[d] = size == wanted ? x.strides()[d - leading] : 0;
   }
+  numel(out_shape, "expand");  // throws when the expanded element count does not fit in int64
   return restride(x, std::move(out_shape), std::move(out_strides), x.offset());
 }
 

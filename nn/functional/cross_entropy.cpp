@@ -83,8 +83,8 @@ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, cons
 }
 
 void check_arguments(const Tensor& logits, const Tensor& targets) {
-  check(logits.dim() >= 2 && is_floating(logits.dtype()),
-        "cross_entropy: logits must be floating with shape (N, V), got ", dtype_name(logits.dtype()), " of shape ",
+  check(logits.dim() >= 1 && is_floating(logits.dtype()),
+        "cross_entropy: logits must be floating with shape (..., V), got ", dtype_name(logits.dtype()), " of shape ",
         logits.shape());
   const Shape rows_shape(logits.shape().begin(), logits.shape().end() - 1);
   check(targets.shape() == rows_shape, "cross_entropy: logits of shape ", logits.shape(), " need targets of shape ",

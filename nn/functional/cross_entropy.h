@@ -5,8 +5,9 @@
 //          -log softmax(logits_i)[targets_i]  =  logsumexp(logits_i) - logits_i[targets_i]
 //
 // logits (N, V) float32 or float64, targets (N) int64 -> a 0-d loss of the logits' dtype.
-// (Any leading dims work too: logits (..., V) with targets (...).) When every target
-// is ignored the loss is 0/0 = NaN, as in torch.
+// (Any leading dims work too: logits (..., V) with targets (...), down to none:
+// unbatched logits (V) with a 0-d target are one row, as in torch.) When every
+// target is ignored the loss is 0/0 = NaN, as in torch.
 #pragma once
 #include <cstdint>
 

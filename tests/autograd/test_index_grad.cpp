@@ -61,6 +61,16 @@ TEST_CASE("split gradcheck: pieces used unevenly (one twice, one not at all)") {
       {input({5, 2}, 13)});
 }
 
+TEST_CASE("split of a size-0 dim: one empty piece that still carries the gradient") {
+  const Tensor x = leaf(zeros({0, 3}));
+  const std::vector<Tensor> pieces = split(x, 2, 0);
+  REQUIRE(pieces.size() == 1);
+  CHECK(pieces[0].shape() == Shape{0, 3});
+  CHECK(pieces[0].requires_grad());
+  backward(sum(pieces[0] * 2.0));
+  CHECK(x.grad().shape() == Shape{0, 3});
+}
+
 TEST_CASE("split and cat: without grad mode the pieces are plain views") {
   const Tensor x = input({2, 4}, 14);
   NoGradGuard no_grad;

@@ -48,6 +48,36 @@ TEST_CASE("cross_entropy matches its reference composition (float32)") {
                                 {logits});
 }
 
+TEST_CASE("cross_entropy of unbatched logits (V) and a 0-d target is one row, as in torch") {
+  // Logits (0, ln 3, 0): probabilities (1/5, 3/5, 1/5), so target 1 costs ln(5/3)
+  // and the gradient is softmax - onehot = (1/5, -2/5, 1/5).
+  const Tensor target = scalar(1, DType::Int64);
+  for (const auto& loss_of : {&nn::cross_entropy, &nn::cross_entropy_reference}) {
+    Tensor logits = from_vector<double>({0.0, std::log(3.0), 0.0}, {3});
+    logits.set_requires_grad();
+    const Tensor loss = loss_of(logits, target, -100);
+    CHECK(loss.dim() == 0);
+    CHECK(loss.item<double>() == doctest::Approx(std::log(5.0 / 3.0)));
+    backward(loss);
+    const std::vector<double> grad = logits.grad().to_vector<double>();
+    REQUIRE(grad.size() == 3);
+    CHECK(grad[0] == doctest::Approx(0.2));
+    CHECK(grad[1] == doctest::Approx(-0.4));
+    CHECK(grad[2] == doctest::Approx(0.2));
+  }
+  Generator generator(14);
+  const Tensor logits = test::random_leaf({7}, generator, DType::Float64);
+  const Tensor three = scalar(3, DType::Int64);
+  test::check_gradients([&](const std::vector<Tensor>& in) { return nn::cross_entropy(in[0], three); }, {logits});
+  test::check_gradients([&](const std::vector<Tensor>& in) { return nn::cross_entropy_reference(in[0], three); },
+                        {logits});
+  CHECK(std::isnan(nn::cross_entropy(zeros({3}), scalar(-100, DType::Int64)).item<float>()));
+  CHECK_THROWS_WITH_AS(nn::cross_entropy(zeros({3}), from_vector<int64_t>({1})),
+                       doctest::Contains("logits of shape (3,) need targets of shape (), got (1,)"), Error);
+  CHECK_THROWS_WITH_AS(nn::cross_entropy(scalar(0), scalar(0, DType::Int64)),
+                       doctest::Contains("logits must be floating with shape (..., V), got float32 of shape ()"), Error);
+}
+
 TEST_CASE("cross_entropy with every target ignored is NaN, as in torch") {
   CHECK(std::isnan(nn::cross_entropy(zeros({2, 3}), from_vector<int64_t>({-100, -100})).item<float>()));
 }

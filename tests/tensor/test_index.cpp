@@ -171,5 +171,21 @@ TEST_CASE("split: views by sizes or by chunk") {
 
   CHECK_THROWS_WITH_AS(raw::split(x, {2, 2}, 1),
                        "split: sizes (2, 2) sum to 4, not to the size 5 of dim 1 (shape (2, 5))", Error);
-  CHECK_THROWS_WITH_AS(raw::split(x, 0, 1), doctest::Contains("split: chunk size must be positive, got 0"), Error);
+  CHECK_THROWS_WITH_AS(raw::split(x, 0, 1),
+                       "split: chunk size 0 is only allowed for a dim of size 0, not for dim 1 of size 5 (shape (2, 5))",
+                       Error);
+  CHECK_THROWS_WITH_AS(raw::split(x, -1, 1), doctest::Contains("split: chunk size must not be negative, got -1"), Error);
+}
+
+TEST_CASE("split: a dim of size 0 splits into one empty piece, as in torch") {
+  const Tensor empty = zeros({0, 3});
+  for (const int64_t chunk : {2, 0}) {  // torch allows a chunk of 0 only here
+    CAPTURE(chunk);
+    const std::vector<Tensor> pieces = raw::split(empty, chunk, 0);
+    REQUIRE(pieces.size() == 1);
+    CHECK(pieces[0].shape() == Shape{0, 3});
+  }
+  // With sizes given, one piece per size.
+  CHECK(raw::split(empty, {0, 0}, 0).size() == 2);
+  CHECK(raw::split(empty, std::vector<int64_t>{}, 0).empty());
 }

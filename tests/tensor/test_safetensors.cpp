@@ -190,6 +190,10 @@ TEST_CASE("safetensors: saving replaces the file atomically and leaves no tempor
                        doctest::Contains("reserved"), tg::Error);
   CHECK_THROWS_WITH_AS(tg::save_safetensors(path, {{"u", Tensor()}}), doctest::Contains("'u' is undefined"),
                        tg::Error);
+  const Tensor huge = tg::raw::expand(tg::zeros({1}, DType::Float64), {int64_t{1} << 61});  // 2^64 bytes
+  CHECK_THROWS_WITH_AS(tg::save_safetensors(path, {{"h", huge}}),
+                       doctest::Contains("tensor 'h' of shape (2305843009213693952,) takes the data past INT64_MAX bytes"),
+                       tg::Error);
   CHECK(tg::load_safetensors(path).at("y").numel() == 2);
 
   std::vector<std::string> names;
@@ -301,6 +305,9 @@ TEST_CASE("safetensors: damaged files are rejected with a message naming the pat
   SUBCASE("a shape whose byte count overflows") {
     write_file(bad, R"({"a": {"dtype": "F64", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})", "");
     check_rejected(bad, "tensor 'a': shape [4294967296,4294967296] is too large");
+    // Empty, but its other sizes multiply past INT64_MAX, which numel refuses.
+    write_file(bad, R"({"a": {"dtype": "F32", "shape": [0, 4611686018427387904, 8], "data_offsets": [0, 0]}})", "");
+    check_rejected(bad, "tensor 'a': shape [0,4611686018427387904,8] is too large");
   }
   SUBCASE("offsets that end before they begin") {
     write_file(bad, R"({"a": {"dtype": "F32", "shape": [0], "data_offsets": [8, 0]}})", std::string(8, '\0'));
