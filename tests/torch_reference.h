@@ -62,8 +62,7 @@ inline const OpTable& engine_ops() {
       {"sqrt", [](const Inputs& in, const Json&) { return one(sqrt(in[0])); }},
       {"tanh", [](const Inputs& in, const Json&) { return one(tanh(in[0])); }},
       {"where", [](const Inputs& in, const Json&) { return one(where(in[0], in[1], in[2])); }},
-      {"masked_fill",
-       [](const Inputs& in, const Json& p) { return one(masked_fill(in[0], in[1], real(p, "value"))); }},
+      {"masked_fill", [](const Inputs& in, const Json& p) { return one(masked_fill(in[0], in[1], real(p, "value"))); }},
       {"eq", [](const Inputs& in, const Json&) { return one(eq(in[0], in[1])); }},
       {"ne", [](const Inputs& in, const Json&) { return one(ne(in[0], in[1])); }},
       {"lt", [](const Inputs& in, const Json&) { return one(lt(in[0], in[1])); }},
@@ -71,8 +70,7 @@ inline const OpTable& engine_ops() {
       {"gt", [](const Inputs& in, const Json&) { return one(gt(in[0], in[1])); }},
       {"ge", [](const Inputs& in, const Json&) { return one(ge(in[0], in[1])); }},
       // reductions and softmax
-      {"sum",
-       [](const Inputs& in, const Json& p) { return one(sum(in[0], integers(p, "dims"), flag(p, "keepdim"))); }},
+      {"sum", [](const Inputs& in, const Json& p) { return one(sum(in[0], integers(p, "dims"), flag(p, "keepdim"))); }},
       {"mean",
        [](const Inputs& in, const Json& p) { return one(mean(in[0], integers(p, "dims"), flag(p, "keepdim"))); }},
       {"var",
@@ -148,7 +146,7 @@ inline std::string compare(const std::string& what, const Tensor& got, const Ten
   }
   if (worst_excess <= 1) return "";
   std::ostringstream message;
-  message.precision(9);
+  message.precision(expected.dtype() == DType::Float64 ? 17 : 9);  // enough digits to tell the two apart
   message << what << ": element " << worst << " (row-major) is " << a[worst] << ", torch has " << b[worst]
           << " (|diff| " << std::abs(a[worst] - b[worst]) << ")";
   return message.str();
