@@ -25,16 +25,23 @@ std::string position_str(int64_t flat, const Shape& shape) {
   return shape_str(position);
 }
 
+// What the errors call one value of an index tensor, and several.
+struct IndexWords {
+  const char* one;
+  const char* many;
+};
+constexpr IndexWords kIndexWords{"index", "indices"}, kIdWords{"id", "ids"};
+
 // The indices as a contiguous int64 tensor, each checked to lie in [0, bound).
-// `noun` ("index", "id") and `target` ("dim 0 of shape (5, 3)") word the error.
-Tensor checked_indices(const Tensor& index, int64_t bound, const char* op, const char* noun,
+// `words` and `target` ("dim 0 of shape (5, 3)") word the error.
+Tensor checked_indices(const Tensor& index, int64_t bound, const char* op, const IndexWords& words,
                        const std::string& target) {
-  check(index.dtype() == DType::Int64, op, ": ", noun, "s must be int64, got ", dtype_name(index.dtype()), " of shape ",
-        index.shape());
+  check(index.dtype() == DType::Int64, op, ": ", words.many, " must be int64, got ", dtype_name(index.dtype()),
+        " of shape ", index.shape());
   const Tensor indices = contiguous(index);
   const int64_t* values = indices.data<int64_t>();
   for (int64_t i = 0; i < indices.numel(); ++i)
-    check(values[i] >= 0 && values[i] < bound, op, ": ", noun, " ", values[i], " at position ",
+    check(values[i] >= 0 && values[i] < bound, op, ": ", words.one, " ", values[i], " at position ",
           position_str(i, indices.shape()), " is out of range for ", target);
   return indices;
 }
@@ -128,7 +135,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   check(x.dim() >= 1, "index_select: needs at least 1 dim, got shape ", x.shape());
   dim = normalize_dim(dim, x.dim(), "index_select");
   check(index.dim() <= 1, "index_select: index must be 1-D, got shape ", index.shape());
-  const Tensor indices = checked_indices(index, x.shape()[dim], "index_select", "index", dim_target(dim, x.shape()));
+  const Tensor indices =
+      checked_indices(index, x.shape()[dim], "index_select", kIndexWords, dim_target(dim, x.shape()));
   return select_along(x, dim, indices);
 }
 
@@ -140,7 +148,7 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
   source_shape[dim] = index.numel();
   check(source.shape() == source_shape, "index_add: source of shape ", source.shape(), " does not match shape ", shape,
         " with ", index.numel(), " indices along dim ", dim, " (expected ", source_shape, ")");
-  const Tensor indices = checked_indices(index, shape[dim], "index_add", "index", dim_target(dim, shape));
+  const Tensor indices = checked_indices(index, shape[dim], "index_add", kIndexWords, dim_target(dim, shape));
   return add_along(shape, dim, indices, source);
 }
 
@@ -148,7 +156,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   check(x.dim() >= 1, "gather: needs at least 1 dim, got shape ", x.shape());
   dim = normalize_dim(dim, x.dim(), "gather");
   check_gather_shapes("gather", x.shape(), dim, index);
-  const Tensor indices = checked_indices(index, x.shape()[dim], "gather", "index", dim_target(dim, x.shape()));
+  const Tensor indices = checked_indices(index, x.shape()[dim], "gather", kIndexWords, dim_target(dim, x.shape()));
   Tensor out = Tensor::empty(index.shape(), x.dtype());
   // Walk the index's shape; x is read at its own strides except along `dim`,
   // where the index value chooses the element.
@@ -175,7 +183,7 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
   check_gather_shapes("scatter_add", shape, dim, index);
   check(source.shape() == index.shape(), "scatter_add: source of shape ", source.shape(),
         " must have the index's shape ", index.shape());
-  const Tensor indices = checked_indices(index, shape[dim], "scatter_add", "index", dim_target(dim, shape));
+  const Tensor indices = checked_indices(index, shape[dim], "scatter_add", kIndexWords, dim_target(dim, shape));
   Tensor out = zeros(shape, source.dtype());
   // Threads take whole lines along `dim`: the elements of one line may hit the
   // same output element, elements of different lines never do (they differ in
@@ -205,7 +213,7 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
 Tensor embedding(const Tensor& table, const Tensor& ids) {
   check(table.dim() == 2, "embedding: table must be 2-D (V, C), got shape ", table.shape());
   const int64_t vocab_size = table.size(0);
-  const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding", "id",
+  const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding", kIdWords,
                                           "a vocabulary of " + std::to_string(vocab_size) + " rows (table shape " +
                                               shape_str(table.shape()) + ")");
   Shape out_shape = ids.shape();  // ids (...) -> (..., C)
@@ -221,7 +229,7 @@ Tensor embedding_backward(int64_t vocab_size, const Tensor& ids, const Tensor& g
   expected.push_back(channels);
   check(grad_rows.shape() == expected, "embedding_backward: gradient of shape ", grad_rows.shape(),
         " does not match ids of shape ", ids.shape(), " (expected ", expected, ")");
-  const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding_backward", "id",
+  const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding_backward", kIdWords,
                                           "a vocabulary of " + std::to_string(vocab_size) + " rows");
   // (N, C) rows added into the (V, C) table gradient: repeated ids accumulate.
   return add_along({vocab_size, channels}, 0, view(flat_ids, {-1}), reshape(grad_rows, {-1, channels}));

@@ -298,18 +298,21 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased, boo
   return out;
 }
 
-MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
-  const int64_t d = normalize_dim(dim, x.dim(), "max");
+namespace {
+
+// max and argmax: `op` names the one the caller called in errors.
+MaxResult max_along(const Tensor& x, int64_t dim, bool keepdim, const char* op) {
+  const int64_t d = normalize_dim(dim, x.dim(), op);
   const int64_t size = x.dim() == 0 ? 1 : x.shape()[d];
-  check(size > 0, "max: dim ", dim, " of a tensor of shape ", x.shape(), " is empty, so it has no max");
-  const ReductionPlan plan = plan_reduction(x, {dim}, keepdim, "max");
+  check(size > 0, op, ": dim ", dim, " of a tensor of shape ", x.shape(), " is empty, so it has no max");
+  const ReductionPlan plan = plan_reduction(x, {dim}, keepdim, op);
   MaxResult result{Tensor::empty(plan.out_shape, x.dtype()), Tensor::empty(plan.out_shape, DType::Int64)};
   if (plan.outputs == 0) return result;
   const Dims& kept = plan.kept;
   const int64_t stride = plan.reduced.strides[0][0];  // the one reduced dim (stride 0 when it has size 1)
   const int threads = plan.outputs * size >= kParallelThreshold ? omp_get_max_threads() : 1;
   int64_t* indices = result.indices.data<int64_t>();
-  visit_numeric(x.dtype(), "max", [&]<class T>() {
+  visit_numeric(x.dtype(), op, [&]<class T>() {
     const T* data = x.data<T>();
     T* values = result.values.data<T>();
     if (kept.ndim() > 0 && kept.strides[0].back() == 1 && stride != 1) {
@@ -362,12 +365,16 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
   return result;
 }
 
+}  // namespace
+
+MaxResult max(const Tensor& x, int64_t dim, bool keepdim) { return max_along(x, dim, keepdim, "max"); }
+
 Tensor max(const Tensor& x) {
   check(x.numel() > 0, "max: a tensor of shape ", x.shape(), " has no elements, so it has no max");
   return max(raw::reshape(x, {-1}), 0).values;  // 1-d, reduced to 0-d
 }
 
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return max(x, dim, keepdim).indices; }
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return max_along(x, dim, keepdim, "argmax").indices; }
 
 Tensor sum_to_shape(const Tensor& x, const Shape& shape) {
   const int64_t leading = x.dim() - static_cast<int64_t>(shape.size());
