@@ -26,14 +26,12 @@
 // whose float32 sums round differently.)
 //
 // A mismatch names the program (its id in programs.json and its ops) and the
-// worst element. Programs that fail because of a known engine bug are listed
-// in kKnownFailures and not run.
+// worst element.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -58,36 +56,6 @@ using namespace tg::testing;
 
 const char* const kPrograms = "tests/fixtures/differential/programs.json";
 const char* const kExpected = "tests/fixtures/differential/expected.safetensors";
-
-// Programs that fail today because of engine bugs being fixed on other
-// branches, by finding. They are not run (finding 1 crashes the process, which
-// would end the suite); empty a finding's list when its fix lands.
-struct KnownFailure {
-  int finding;
-  const char* bug;
-  std::vector<int64_t> programs;
-};
-const std::vector<KnownFailure> kKnownFailures = {
-    {1,
-     "mean/var backward with a size-0 dim that is not reduced divides by zero (SIGFPE)",
-     {95, 102, 719, 1027, 1064, 1115, 1125, 1322, 1371, 1529, 1705, 1766, 2572}},
-    {2,
-     "matmul backward of a batched operand times a 2-D (or 1-D) one throws when K or N is 0",
-     {304, 433, 492, 619, 1307, 1401, 1775, 1908, 1992, 2386, 2652, 2665, 2850, 2943}},
-    {3, "pow's gradients at base 0 are NaN where torch has 0 (x^0 at 0, d/db a^b at a = 0)", {1582, 1885, 1954, 2272}},
-    {4,
-     "cross_entropy_reference: NaN gradients when every target is ignored, NaN loss when an ignored row has a "
-     "-inf logit",
-     {2361, 2365}},
-    {6,
-     "split of a size-0 dim returns no pieces (torch: one empty piece)",
-     {28, 60, 120, 478, 512, 518, 738, 793, 820, 2758, 2844, 2877, 2915}},
-    {7, "cross_entropy rejects unbatched logits (V) with a 0-d target", {510, 713, 1337, 1574, 1584, 1961, 2073, 2389}},
-    {8,
-     "fused layer_norm of a row of one large constant is not ~0 (its float row sum also costs 1e-5 on rows of "
-     "large mean and small spread, 201 under -O1)",
-     {201, 430, 502, 1240}},
-};
 
 // ---- leaf values, as the generator computes them
 
@@ -311,23 +279,11 @@ TEST_CASE("differential: random programs match PyTorch's outputs and gradients")
   const tg::SafetensorsFile expected = tg::load_safetensors(kExpected);
   REQUIRE(programs.size() >= 3000);  // the script writes 3000; fewer means a broken checkout
 
-  std::map<int64_t, const KnownFailure*> known_failures;  // program id -> its finding
-  for (const KnownFailure& known : kKnownFailures)
-    for (const int64_t id : known.programs) {
-      CHECK_MESSAGE(id < static_cast<int64_t>(programs.size()), "known failure " << id << " is not a program");
-      CHECK_MESSAGE(known_failures.emplace(id, &known).second, "program " << id << " is listed twice");
-    }
-
   std::set<std::string> ops_seen;
   int64_t replayed = 0;
   for (const Json& program : programs) {
     const int64_t id = program.at("id").get<int64_t>();
     for (const Json& op : program.at("ops")) ops_seen.insert(op.at("op").get<std::string>());
-    if (const auto known = known_failures.find(id); known != known_failures.end()) {
-      MESSAGE("program " << id << " skipped: finding " << known->second->finding << ", "
-                         << std::string(known->second->bug));
-      continue;
-    }
     std::vector<std::string> problems;
     try {
       problems = replay(program, expected);

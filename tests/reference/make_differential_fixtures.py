@@ -13,7 +13,7 @@ compares. The script is deterministic: program i draws its choices from a
 generator seeded with "program-i", so re-running it gives byte-identical files.
 
 Each program starts with an op drawn from STARTS (every op, plus corner cases:
-sizes 0, the engine's known failures), on fresh leaves of random shapes (sizes 0
+sizes 0, the edges issue 18 found), on fresh leaves of random shapes (sizes 0
 and 1, tails of 1, 3, 17 and 129) and layouts (transposed, permuted, strided,
 expanded); up to 3 more ops follow on its last value.
 
@@ -787,7 +787,7 @@ def head_layout(b, shape):
     return "random"
 
 
-# ---- edge cases: sizes 0, the engine's known failures and other corners
+# ---- edge cases: sizes 0, the edges issue 18 found and other corners
 
 
 def family_edge(b, x, op):
