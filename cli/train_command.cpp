@@ -139,6 +139,8 @@ std::string millions(int64_t count) {
 void run_train(const CLI::App& command, const TrainArguments& arguments) {
   namespace fs = std::filesystem;
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  // The flags are checked before the corpus is looked for and read.
+  const GPTConfig requested_config = model_config(command, arguments);
   const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
   const std::string corpus = read_text_file(data_path);
 
@@ -159,7 +161,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   } else {
     TrainSettings settings = arguments.settings;
     settings.validate();
-    run = TrainingRun::start(corpus, model_config(command, arguments), settings);
+    run = TrainingRun::start(corpus, requested_config, settings);
   }
 
   const GPTConfig& config = run->state().config;
