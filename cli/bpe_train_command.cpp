@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "models/data.h"
+#include "tensor/error.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gpt2_files.h"
 
@@ -37,6 +38,10 @@ void run_bpe_train(const BpeTrainOptions& options) {
   const tokenizer::BpeVocabulary vocabulary =
       tokenizer::train_bpe(corpus, {.vocab_size = options.vocab_size, .min_pair_count = options.min_pair_count});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // A vocabulary of bytes alone is not one GPT-2's format can hold (vocab.bpe lists merges).
+  check(!vocabulary.merges().empty(), "bpe-train: no merge learned from '", options.data_path, "' (", corpus.size(),
+        " bytes): no pair of neighbouring bytes occurs --min-count ", options.min_pair_count,
+        " times; give a longer text; nothing was written");
   tokenizer::write_gpt2_vocabulary(vocabulary, options.out_directory);
 
   const std::size_t merges = vocabulary.merges().size();

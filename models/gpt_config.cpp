@@ -1,6 +1,7 @@
 #include "models/gpt_config.h"
 
 #include <array>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -143,6 +144,15 @@ nn::TransformerOptions GPTConfig::transformer_options(DType dtype) const {
 
 namespace {
 
+// A JSON value in an error message: a number as it reads, anything else by its
+// type (never dumped whole: a file's value may be nested arbitrarily deep).
+std::string described(const nlohmann::json& value) {
+  if (!value.is_number()) return std::string("a ") + value.type_name();
+  std::ostringstream text;
+  text << value.get<double>();
+  return text.str();
+}
+
 // Calls visit(key, field) for every field of a GPTConfig stored as a plain JSON
 // value (the enums are stored by name, beside): the one list to_json and
 // from_json share.
@@ -184,7 +194,13 @@ GPTConfig GPTConfig::from_json(const nlohmann::json& json) {
   GPTConfig config;
   try {
     visit_plain_fields(config, [&](const char* key, auto& field) {
-      if (json.contains(key)) json.at(key).get_to(field);
+      if (!json.contains(key)) return;
+      const nlohmann::json& value = json.at(key);
+      using Field = std::decay_t<decltype(field)>;
+      // nlohmann would read 65.5 into an integer as 65: a size with a fraction is an error.
+      if constexpr (std::is_integral_v<Field> && !std::is_same_v<Field, bool>)
+        check(value.is_number_integer(), "GPTConfig::from_json: '", key, "' must be an integer, got ", described(value));
+      value.get_to(field);
     });
     if (json.contains("positional")) config.positional = positional_encoding_named(json.at("positional").get<std::string>());
     if (json.contains("gelu")) config.gelu = value_in(kGeluNames, json.at("gelu").get<std::string>(), "gelu");

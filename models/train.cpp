@@ -119,6 +119,10 @@ double TrainingRun::train_step() {
   backward(loss);
   last_grad_norm_ = header_.settings.grad_clip > 0 ? nn::clip_grad_norm(*arena_, header_.settings.grad_clip)
                                                    : nn::grad_norm(*arena_);
+  // A finite loss can still have non-finite gradients; the update would spread them into every weight.
+  check(std::isfinite(last_grad_norm_), "train: the gradient norm is ", last_grad_norm_, " at step ", step + 1,
+        " (lr ", schedule_.at(step), "); stopping before the update. Try a lower --lr or a tighter --grad-clip; "
+        "the last checkpoint written is from before this step");
   optimizer_->set_lr(schedule_.at(step));
   optimizer_->step();
   header_.step = step + 1;
@@ -164,6 +168,11 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
     const bool evaluation_due = step % settings.eval_interval == 0 || step == settings.iters;
     if (evaluation_due && !skip_evaluation) {
       const Evaluation evaluation = evaluate();
+      // Weights that give a non-finite loss are never written over a good checkpoint.
+      check(std::isfinite(evaluation.train_loss) && std::isfinite(evaluation.val_loss),
+            "train: at step ", step, " the evaluation loss is ", evaluation.train_loss, " (train) and ",
+            evaluation.val_loss, " (val); the weights have diverged, so they were not saved. Try a lower --lr or a "
+            "tighter --grad-clip; ", latest_path, " is still the last good checkpoint");
       const bool best = evaluation.val_loss < header_.best_val_loss;
       if (best) header_.best_val_loss = evaluation.val_loss;
       log.eval({step, evaluation.train_loss, evaluation.val_loss, schedule_.at(std::max<int64_t>(step - 1, 0))},

@@ -67,6 +67,20 @@ grep -q "^model: cpu-small with 1 layer, 2 heads, 8 channels, block 2, batch 2: 
 grep -q "note: --warmup 5 is longer than --iters 1" "$work/train.log" ||
   fail "train: the capped warm-up is not said: $(cat "$work/train.log")"
 
+# bpe-train on a text too short to learn one merge: refused, and nothing written.
+: >"$work/empty.txt"
+printf 'a' >"$work/one.txt"
+for input in empty one; do
+  expect_exit "bpe-train on the $input text" 1 "bpe-train: no merge learned from '$work/$input.txt'" \
+    "$tinygpt" bpe-train --data "$work/$input.txt" --vocab-size 300 --out "$work/bpe_$input"
+  [[ ! -e $work/bpe_$input ]] || fail "bpe-train on the $input text wrote $work/bpe_$input"
+done
+
+# Numbers out of int64 or not finite are refused, not clamped.
+expect_exit "iters beyond int64" 2 "--iters must be an integer, got 99999999999999999999" \
+  "$tinygpt" train --iters 99999999999999999999
+expect_exit "infinite lr" 2 "--lr must be a number, got inf" "$tinygpt" train --lr inf
+
 # An output file that cannot be written is named as the user gave it, not as its temporary file.
 expect_exit "unwritable output" 1 "'$work/no/such/dir/plot.svg'" \
   "$tinygpt" plot --metrics "$work/run/metrics.jsonl" --out "$work/no/such/dir/plot.svg"

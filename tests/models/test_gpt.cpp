@@ -128,6 +128,14 @@ TEST_CASE("config: JSON round trip and validation errors") {
   nlohmann::json unknown_init = config.to_json();  // an InitScheme is always valid: a bad name comes from JSON
   unknown_init["init"] = "kaiming";
   CHECK_THROWS_WITH_AS(GPTConfig::from_json(unknown_init), doctest::Contains("unknown init 'kaiming'"), Error);
+  nlohmann::json fractional = config.to_json();  // a size is never rounded into range
+  fractional["vocab_size"] = 65.5;
+  CHECK_THROWS_WITH_AS(GPTConfig::from_json(fractional), doctest::Contains("'vocab_size' must be an integer, got 65.5"),
+                       Error);
+  nlohmann::json text_size = config.to_json();
+  text_size["n_layer"] = "4";
+  CHECK_THROWS_WITH_AS(GPTConfig::from_json(text_size), doctest::Contains("'n_layer' must be an integer, got a string"),
+                       Error);
 }
 
 TEST_CASE("forward: shapes, the loss near ln(V) at initialisation, and printing") {

@@ -168,3 +168,24 @@ TEST_CASE("train: errors name the setting") {
   CHECK_THROWS_WITH_AS(TrainingRun::start(tg::testing::tiny_corpus(), config, tg::testing::tiny_settings()),
                        doctest::Contains("too few for one window"), tg::Error);
 }
+
+TEST_CASE("train: diverged weights are never saved, and the run does not end as done") {
+  // lr 1e38: the first update throws the weights to about 1e38, so the final
+  // evaluation's loss is not finite. The run must fail there, not overwrite the
+  // step-0 checkpoint with those weights and report success.
+  ScratchDir dir;
+  TrainSettings settings = tg::testing::tiny_settings(1);
+  settings.lr = 1e38;
+  settings.min_lr = 0;
+  settings.warmup = 0;
+  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings);
+  std::ostringstream progress;
+  CHECK_THROWS_WITH_AS(run->train(tg::testing::outputs_in(dir.path()), progress),
+                       doctest::Contains("the weights have diverged, so they were not saved"), tg::Error);
+  const Checkpoint latest = load_checkpoint(dir.file(kLatestCheckpointFile));
+  CHECK(latest.header.step == 0);  // the evaluation at step 0 wrote it; step 1 did not
+  GPT model(latest.header.config, 0, DType::Float32, /*initialize=*/false);
+  restore_parameters(latest, model);
+  for (const auto& [name, parameter] : model.named_parameters())
+    for (const float value : parameter.to_vector<float>()) REQUIRE(std::isfinite(value));
+}
