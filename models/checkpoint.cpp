@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "tensor/bounded_json.h"
 #include "tensor/view.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/errors.h"
@@ -44,7 +45,7 @@ class MetadataReader {
 
   nlohmann::json json(const std::string& key) const {
     try {
-      return nlohmann::json::parse(text(key));
+      return parse_bounded_json(text(key), "checkpoint '" + file_.path + "': the '" + key + "' metadata");
     } catch (const nlohmann::json::exception& error) {
       fail("checkpoint '", file_.path, "': the '", key, "' metadata is not valid JSON: ", error.what());
     }

@@ -22,6 +22,7 @@
 #include <map>
 
 #include "models/hf_gpt2.h"
+#include "tensor/bounded_json.h"
 #include "models/data.h"
 #include "tensor/atomic_file.h"
 #include "tensor/safetensors.h"
@@ -103,7 +104,7 @@ const Tensor& take(std::map<std::string, const NamedTensor*>& index, const std::
 nlohmann::json read_json(const fs::path& path, const std::string& where) {
   const std::string text = read_text_file(path.string());
   try {
-    return nlohmann::json::parse(text);
+    return parse_bounded_json(text, where);
   } catch (const nlohmann::json::exception& error) {
     fail(where, ": not valid JSON: ", error.what());
   }

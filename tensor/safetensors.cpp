@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tensor/atomic_file.h"
+#include "tensor/bounded_json.h"
 #include "tensor/view.h"
 
 namespace tg {
@@ -221,7 +222,8 @@ struct Layout {
 Layout parse_header(const Source& source, const char* header_begin, uint64_t header_bytes, uint64_t data_bytes) {
   Json header;
   try {
-    header = Json::parse(header_begin, header_begin + header_bytes);
+    header = parse_bounded_json(std::string_view(header_begin, header_bytes),
+                                std::string(source.reader) + ": " + source.path + ": the header");
   } catch (const Json::parse_error& error) {
     fail_load(source, "the header is not valid JSON: ", error.what());
   }

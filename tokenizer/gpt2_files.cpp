@@ -45,11 +45,23 @@ struct EncoderFile {
   std::unordered_map<std::string, TokenId> id_of;    // token text -> id
 };
 
+constexpr int kMaxEncoderDepth = 64;
+
 EncoderFile read_encoder(const fs::path& path) {
   const std::string where = path.string() + ": ";
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(read_whole_file(path));
+    // The nesting limit of tensor/bounded_json.h (this layer includes nothing from that one):
+    // printing a value recurses per level, and a file nested 70,000 deep overflowed the stack.
+    const std::string text = read_whole_file(path);
+    const nlohmann::json::parser_callback_t limit_depth = [&](int depth, nlohmann::json::parse_event_t,
+                                                              nlohmann::json&) {
+      if (depth > kMaxEncoderDepth)
+        throw TokenizerFileError(where + "the JSON nests deeper than " + std::to_string(kMaxEncoderDepth) +
+                                 " levels; an encoder.json is one flat object");
+      return true;
+    };
+    json = nlohmann::json::parse(text, limit_depth);
   } catch (const nlohmann::json::parse_error& error) {
     throw TokenizerFileError(where + "not valid JSON (truncated?): " + error.what());
   }

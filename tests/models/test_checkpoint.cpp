@@ -152,6 +152,11 @@ TEST_CASE("checkpoint: bad metadata is named") {
   rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) { metadata["config"] = "{not json"; });
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("'config' metadata is not valid JSON"), tg::Error);
 
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    metadata["config"] = std::string(70000, '[') + std::string(70000, ']');  // would overflow the stack if printed
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("nests deeper than 64 levels"), tg::Error);
+
   rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) { metadata.erase("step"); });
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the metadata has no 'step' entry"), tg::Error);
 

@@ -347,6 +347,10 @@ TEST_CASE("hf_gpt2: bad config.json keys are refused naming the key") {
     c["something_new"] = {{"nested", true}};
   });
   CHECK(load_hf_gpt2(scratch.path.string())->config().n_layer == 2);
+  // Nested 70,000 deep: refused before anything prints it (printing recurses per level).
+  write_text(scratch.path / "config.json",
+             "{\"n_inner\": " + std::string(70000, '[') + std::string(70000, ']') + ", \"n_layer\": 2}");
+  CHECK_THROWS_WITH_AS(load_hf_gpt2(scratch.path.string()), doctest::Contains("nests deeper than 64 levels"), Error);
   write_text(scratch.path / "config.json", "{\"n_layer\": ");
   CHECK_THROWS_WITH_AS(load_hf_gpt2(scratch.path.string()),
                        doctest::Contains(("load_hf_gpt2: " + (scratch.path / "config.json").string() +

@@ -268,6 +268,10 @@ TEST_CASE("safetensors: damaged files are rejected with a message naming the pat
     write_file(bad, "[1, 2]  ", "");
     check_rejected(bad, "the header must be a JSON object, got array");
   }
+  SUBCASE("a header nested 70,000 levels deep (printing it in the error would overflow the stack)") {
+    write_file(bad, "{\"a\": " + std::string(70000, '[') + std::string(70000, ']') + "}", "");
+    check_rejected(bad, "the header: the JSON nests deeper than 64 levels");
+  }
   SUBCASE("an entry that is not an object") {
     write_file(bad, R"({"a": 3})", "");
     check_rejected(bad, "tensor 'a': entry must be an object, got 3");

@@ -111,6 +111,11 @@ TEST_CASE("merges that contradict the encoder name their line") {
   CHECK(contains(read_error(encoder, "#version: 0.2\nh e\nt he\n"), "vocab.bpe:3: merge 2"));
 }
 
+TEST_CASE("an encoder.json nested 70,000 levels deep is refused, not printed") {
+  const std::string deep = "{\"a\": " + std::string(70000, '[') + std::string(70000, ']') + "}";
+  CHECK(contains(read_error(deep, good_merges), "nests deeper than 64 levels"));
+}
+
 TEST_CASE("Hugging Face's names for the same files load too (vocab.json, merges.txt)") {
   ScratchDirectory scratch("gpt2-files");
   CHECK_FALSE(has_gpt2_vocabulary(scratch.path()));

@@ -1,0 +1,17 @@
+#include "tensor/bounded_json.h"
+
+#include "tensor/error.h"
+
+namespace tg {
+
+nlohmann::json parse_bounded_json(std::string_view text, const std::string& what) {
+  const nlohmann::json::parser_callback_t limit_depth = [&](int depth, nlohmann::json::parse_event_t,
+                                                            nlohmann::json&) {
+    check(depth <= kMaxJsonDepth, what, ": the JSON nests deeper than ", kMaxJsonDepth,
+          " levels, which no file tinygpt reads does; refusing it");
+    return true;
+  };
+  return nlohmann::json::parse(text.begin(), text.end(), limit_depth);
+}
+
+}  // namespace tg
