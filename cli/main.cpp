@@ -2,6 +2,7 @@
 // Errors end the program with one readable line on stderr and an exit code:
 // 0 success, 1 runtime error, 2 usage error (cli/usage_errors.h).
 #include <exception>
+#include <new>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
     // One line, like every other error (CLI11's exit() would add a second one).
     std::cerr << "tinygpt: error: " << tg::cli::usage_error_message(app, error) << "\n";
     return tg::cli::kUsageErrorExit;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tinygpt: error: out of memory: the run needs more memory than this machine could give it "
+                 "(a smaller model, batch or context needs less)\n";
+    return tg::cli::kRuntimeErrorExit;
   } catch (const std::exception& error) {
     std::cerr << "tinygpt: error: " << error.what() << "\n";
     return tg::cli::kRuntimeErrorExit;

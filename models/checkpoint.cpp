@@ -47,7 +47,7 @@ class MetadataReader {
     try {
       return parse_bounded_json(text(key), "checkpoint '" + file_.path + "': the '" + key + "' metadata");
     } catch (const nlohmann::json::exception& error) {
-      fail("checkpoint '", file_.path, "': the '", key, "' metadata is not valid JSON: ", error.what());
+      fail("checkpoint '", file_.path, "': the '", key, "' metadata is not valid JSON: ", json_error_text(error));
     }
   }
 
@@ -74,7 +74,7 @@ class MetadataReader {
     try {
       return GeneratorState{state.at("seed").get<uint64_t>(), state.at("counter").get<uint64_t>()};
     } catch (const nlohmann::json::exception& error) {
-      fail("checkpoint '", file_.path, "': '", key, "' must be {\"seed\": S, \"counter\": C}: ", error.what());
+      fail("checkpoint '", file_.path, "': '", key, "' must be {\"seed\": S, \"counter\": C}: ", json_error_text(error));
     }
   }
 
@@ -86,7 +86,7 @@ class MetadataReader {
     } catch (const tg::Error& error) {
       fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
     } catch (const nlohmann::json::exception& error) {
-      fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
+      fail("checkpoint '", file_.path, "': bad '", key, "': ", json_error_text(error));
     } catch (const tokenizer::TokenizerError& error) {
       fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
     }

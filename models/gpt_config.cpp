@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tensor/bounded_json.h"
+
 namespace tg {
 
 namespace {
@@ -206,7 +208,7 @@ GPTConfig GPTConfig::from_json(const nlohmann::json& json) {
     if (json.contains("gelu")) config.gelu = value_in(kGeluNames, json.at("gelu").get<std::string>(), "gelu");
     if (json.contains("init")) config.init = init_scheme_named(json.at("init").get<std::string>());
   } catch (const nlohmann::json::exception& error) {
-    fail("GPTConfig::from_json: ", error.what());
+    fail("GPTConfig::from_json: ", json_error_text(error));
   }
   config.validate();
   return config;

@@ -106,7 +106,7 @@ nlohmann::json read_json(const fs::path& path, const std::string& where) {
   try {
     return parse_bounded_json(text, where);
   } catch (const nlohmann::json::exception& error) {
-    fail(where, ": not valid JSON: ", error.what());
+    fail(where, ": not valid JSON: ", json_error_text(error));
   }
 }
 

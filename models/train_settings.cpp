@@ -1,5 +1,6 @@
 #include "models/train_settings.h"
 
+#include "tensor/bounded_json.h"
 #include "tensor/error.h"
 
 namespace tg {
@@ -31,7 +32,7 @@ TrainSettings TrainSettings::from_json(const nlohmann::json& json) {
     for (const TrainSetting& setting : kTrainSettings)
       std::visit([&](auto member) { json.at(setting.key).get_to(settings.*member); }, setting.member);
   } catch (const nlohmann::json::exception& error) {
-    fail("train settings: ", error.what());
+    fail("train settings: ", json_error_text(error));
   }
   settings.validate();
   return settings;

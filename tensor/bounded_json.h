@@ -18,7 +18,11 @@ namespace tg {
 inline constexpr int kMaxJsonDepth = 64;
 
 // Parses `text`; throws tg::Error naming `what` when it nests deeper than
-// kMaxJsonDepth, and nlohmann's parse_error when it is not JSON.
+// kMaxJsonDepth, and nlohmann's exceptions when it is not JSON (a syntax
+// error, or a number beyond a double such as 1e999).
 nlohmann::json parse_bounded_json(std::string_view text, const std::string& what);
+
+// nlohmann's message without its "[json.exception.parse_error.101] " code.
+std::string json_error_text(const nlohmann::json::exception& error);
 
 }  // namespace tg

@@ -224,8 +224,8 @@ Layout parse_header(const Source& source, const char* header_begin, uint64_t hea
   try {
     header = parse_bounded_json(std::string_view(header_begin, header_bytes),
                                 std::string(source.reader) + ": " + source.path + ": the header");
-  } catch (const Json::parse_error& error) {
-    fail_load(source, "the header is not valid JSON: ", error.what());
+  } catch (const Json::exception& error) {  // a syntax error, or a number beyond a double (1e999)
+    fail_load(source, "the header is not valid JSON: ", json_error_text(error));
   }
   if (!header.is_object()) fail_load(source, "the header must be a JSON object, got ", header.type_name());
 

@@ -62,8 +62,12 @@ EncoderFile read_encoder(const fs::path& path) {
       return true;
     };
     json = nlohmann::json::parse(text, limit_depth);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw TokenizerFileError(where + "not valid JSON (truncated?): " + error.what());
+  } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond a double (1e400)
+    // nlohmann's message without its "[json.exception.parse_error.101] " code (as tensor/bounded_json.h does).
+    const std::string text = error.what();
+    const size_t code_end = text.find("] ");
+    throw TokenizerFileError(where + "not valid JSON (truncated?): " +
+                             (code_end == std::string::npos ? text : text.substr(code_end + 2)));
   }
   if (!json.is_object() || json.empty()) {
     throw TokenizerFileError(where + "expected a JSON object mapping token text to id");

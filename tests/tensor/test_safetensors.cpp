@@ -272,6 +272,10 @@ TEST_CASE("safetensors: damaged files are rejected with a message naming the pat
     write_file(bad, "{\"a\": " + std::string(70000, '[') + std::string(70000, ']') + "}", "");
     check_rejected(bad, "the header: the JSON nests deeper than 64 levels");
   }
+  SUBCASE("a number beyond a double, said without nlohmann's error code (it would stand after the colon)") {
+    write_file(bad, R"({"a":1e999})", "");
+    check_rejected(bad, "the header is not valid JSON: number overflow parsing '1e999'");
+  }
   SUBCASE("an entry that is not an object") {
     write_file(bad, R"({"a": 3})", "");
     check_rejected(bad, "tensor 'a': entry must be an object, got 3");

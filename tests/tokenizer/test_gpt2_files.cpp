@@ -116,6 +116,12 @@ TEST_CASE("an encoder.json nested 70,000 levels deep is refused, not printed") {
   CHECK(contains(read_error(deep, good_merges), "nests deeper than 64 levels"));
 }
 
+TEST_CASE("a number beyond a double in encoder.json is named in our words") {
+  const std::string error = read_error("{\"a\": 1e400}", good_merges);
+  CHECK(contains(error, "encoder.json: not valid JSON (truncated?): number overflow parsing '1e400'"));
+  CHECK_FALSE(contains(error, "json.exception"));
+}
+
 TEST_CASE("Hugging Face's names for the same files load too (vocab.json, merges.txt)") {
   ScratchDirectory scratch("gpt2-files");
   CHECK_FALSE(has_gpt2_vocabulary(scratch.path()));
