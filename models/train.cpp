@@ -9,6 +9,7 @@
 #include "autograd/grad_mode.h"
 #include "models/train_log.h"
 #include "nn/optim/clip.h"
+#include "tensor/atomic_file.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/errors.h"
 
@@ -152,6 +153,12 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
   fs::create_directories(outputs.out_dir);
   const std::string latest_path = (fs::path(outputs.out_dir) / kLatestCheckpointFile).string();
   const std::string best_path = (fs::path(outputs.out_dir) / kBestCheckpointFile).string();
+  // Saves a killed run was in the middle of left their temporary files: clear them.
+  for (const std::string& path : {latest_path, best_path}) {
+    if (const int removed = remove_stale_temporary_files(path); removed > 0)
+      progress << "removed " << removed << " temporary file" << (removed == 1 ? "" : "s")
+               << " left by an interrupted save of " << path << "\n";
+  }
   const TrainSettings& settings = header_.settings;
   const int64_t end = outputs.stop_after >= 0 ? std::min(outputs.stop_after, settings.iters) : settings.iters;
   const bool resumed = header_.step > 0;

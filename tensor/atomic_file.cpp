@@ -1,10 +1,12 @@
 #include "tensor/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -58,6 +60,27 @@ void AtomicFile::commit() {
 void AtomicFile::fail_io(const char* what) const {
   // Named by the file the user asked for: the temporary one beside it is ours.
   fail(who_, ": ", what, " '", target_, "': ", std::strerror(errno));
+}
+
+int remove_stale_temporary_files(const std::string& target) {
+  namespace fs = std::filesystem;
+  const fs::path target_path(target);
+  const fs::path directory = target_path.parent_path().empty() ? fs::path(".") : target_path.parent_path();
+  const std::string prefix = target_path.filename().string() + ".tmp.";
+  std::error_code error;
+  int removed = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    // TARGET.tmp.PID.N: the writer's process id, then its counter.
+    const std::string rest = name.substr(prefix.size());
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (end == rest.c_str() || *end != '.' || pid <= 0) continue;
+    const bool writer_alive = ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+    if (!writer_alive && fs::remove(entry.path(), error)) ++removed;
+  }
+  return removed;
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes, const std::string& who) {

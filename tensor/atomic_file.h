@@ -39,4 +39,9 @@ class AtomicFile {
 
 void write_file_atomically(const std::string& path, std::string_view bytes, const std::string& who);
 
+// Removes the temporary files that writes of `target` left behind when their
+// process was killed mid-write (TARGET.tmp.PID.N whose PID no longer runs);
+// those of a live process are kept. Returns how many were removed.
+int remove_stale_temporary_files(const std::string& target);
+
 }  // namespace tg

@@ -189,3 +189,14 @@ TEST_CASE("train: diverged weights are never saved, and the run does not end as 
   for (const auto& [name, parameter] : model.named_parameters())
     for (const float value : parameter.to_vector<float>()) REQUIRE(std::isfinite(value));
 }
+
+TEST_CASE("train: temporary files left by a killed save are removed when the run starts or resumes") {
+  ScratchDir dir;
+  const std::string stale = dir.file(std::string(kLatestCheckpointFile) + ".tmp.4999999.7");  // no such process
+  std::ofstream(stale) << "half a checkpoint";
+  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
+  std::ostringstream progress;
+  run->train(tg::testing::outputs_in(dir.path()), progress);
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(progress.str().find("removed 1 temporary file left by an interrupted save") != std::string::npos);
+}

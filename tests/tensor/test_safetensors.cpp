@@ -503,3 +503,19 @@ TEST_CASE("write_file_atomically: replaces the file whole, leaves no temporary f
   CHECK(read_bytes(path) == "second, longer");
   CHECK(std::distance(fs::directory_iterator(scratch.path), fs::directory_iterator()) == 1);
 }
+
+TEST_CASE("remove_stale_temporary_files: a killed writer's temporary files go, a live writer's and others stay") {
+  ScratchDirectory scratch;
+  const std::string target = scratch.file("model.safetensors");
+  const std::string dead = target + ".tmp.4999999.3";  // above Linux's largest pid: no such process
+  const std::string live = target + ".tmp." + std::to_string(::getpid()) + ".0";
+  const std::string unrelated = scratch.file("best.safetensors.tmp.4999999.1");
+  const std::string not_ours = target + ".tmp.notes";
+  for (const std::string& path : {dead, live, unrelated, not_ours}) write_bytes(path, "x");
+  CHECK(tg::remove_stale_temporary_files(target) == 1);
+  CHECK_FALSE(fs::exists(dead));
+  CHECK(fs::exists(live));
+  CHECK(fs::exists(unrelated));  // another target's: removed when that one is cleaned
+  CHECK(fs::exists(not_ours));
+  CHECK(tg::remove_stale_temporary_files(scratch.file("best.safetensors")) == 1);
+}
