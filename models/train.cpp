@@ -162,7 +162,7 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
   const TrainSettings& settings = header_.settings;
   const int64_t end = outputs.stop_after >= 0 ? std::min(outputs.stop_after, settings.iters) : settings.iters;
   const bool resumed = header_.step > 0;
-  TrainLog log(progress, outputs.progress_is_terminal, outputs.metrics_path, /*append=*/resumed,
+  TrainLog log(progress, outputs.progress_is_terminal, outputs.metrics_path, resumed ? header_.step : -1,
                header_.config.batch_size * header_.config.block_size);
 
   TrainResult result;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tensor/atomic_file.h"
 #include "tensor/error.h"
 
 namespace tg {
@@ -27,14 +28,37 @@ std::string format_duration(double seconds) {
   return text;
 }
 
+// The metrics log of a run resumed at step `resumed_at`, as it stood when that
+// step's checkpoint was written: whole lines only, none of a later step.
+void cut_back_metrics(const std::string& path, int64_t resumed_at) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return;  // no log yet: the resumed run starts one
+  std::string kept, line;
+  while (std::getline(file, line)) {
+    if (file.eof()) break;  // no newline after it: a write cut short by a crash
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("iter", int64_t{0}) > resumed_at) continue;  // redone after the resume
+    kept += line + '\n';
+  }
+  write_file_atomically(path, kept, "train: the metrics log");
+}
+
 }  // namespace
 
-TrainLog::TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path, bool append,
-                   int64_t tokens_per_step)
-    : progress_(progress), progress_is_terminal_(progress_is_terminal), tokens_per_step_(tokens_per_step) {
+TrainLog::TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path,
+                   int64_t resumed_at, int64_t tokens_per_step)
+    : progress_(progress), progress_is_terminal_(progress_is_terminal), metrics_path_(metrics_path),
+      tokens_per_step_(tokens_per_step) {
   if (metrics_path.empty()) return;
-  metrics_.open(metrics_path, append ? std::ios::app : std::ios::trunc);
+  if (resumed_at >= 0) cut_back_metrics(metrics_path, resumed_at);
+  metrics_.open(metrics_path, resumed_at >= 0 ? std::ios::app : std::ios::trunc);
   check(metrics_.good(), "train: cannot open the metrics log '", metrics_path, "' for writing");
+}
+
+void TrainLog::write_metrics(const std::string& line) {
+  metrics_ << line << '\n' << std::flush;
+  check(metrics_.good(), "train: cannot write the metrics log '", metrics_path_,
+        "' (is the disk full?); stopping rather than train without a record");
 }
 
 void TrainLog::step(const StepReport& report) {
@@ -45,7 +69,7 @@ void TrainLog::step(const StepReport& report) {
     nlohmann::json line = {{"iter", report.step},         {"train_loss", report.loss},
                            {"lr", report.lr},             {"grad_norm", report.grad_norm},
                            {"tokens_per_s", last_tokens_per_s_}, {"step_ms", report.seconds * 1e3}};
-    metrics_ << line.dump() << '\n' << std::flush;
+    write_metrics(line.dump());
   }
   const bool last = report.step == report.total_steps;
   if (!progress_is_terminal_ && report.step % kPlainLineInterval != 0 && !last) return;
@@ -74,7 +98,7 @@ void TrainLog::eval(const EvalReport& report, bool best) {
                            {"train_loss", report.train_loss}, {"val_loss", report.val_loss},
                            {"val_perplexity", std::exp(report.val_loss)}, {"lr", report.lr},
                            {"tokens_per_s", last_tokens_per_s_}};
-    metrics_ << line.dump() << '\n' << std::flush;
+    write_metrics(line.dump());
   }
 }
 

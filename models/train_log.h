@@ -34,8 +34,12 @@ struct EvalReport {
 
 class TrainLog {
  public:
-  // `metrics_path` empty: no metrics file. `append`: continue an existing file (--resume).
-  TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path, bool append,
+  // `metrics_path` empty: no metrics file. `resumed_at` >= 0: a run resumed from
+  // the checkpoint of that step continues the existing file, which is first
+  // cut back to that step (the lines of steps after the checkpoint are redone,
+  // and a line a crash cut short is dropped). -1: a new run starts a new file.
+  // A write that fails (a full disk) throws tg::Error naming the file.
+  TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path, int64_t resumed_at,
            int64_t tokens_per_step);
 
   void step(const StepReport& report);
@@ -44,10 +48,12 @@ class TrainLog {
 
  private:
   void end_live_line();
+  void write_metrics(const std::string& line);
 
   std::ostream& progress_;
   bool progress_is_terminal_;
   bool live_line_open_ = false;
+  std::string metrics_path_;
   std::ofstream metrics_;
   int64_t tokens_per_step_;
   double smoothed_seconds_ = 0;  // exponential moving average of the step time, for tokens/s and the ETA

@@ -200,3 +200,38 @@ TEST_CASE("train: temporary files left by a killed save are removed when the run
   CHECK_FALSE(std::filesystem::exists(stale));
   CHECK(progress.str().find("removed 1 temporary file left by an interrupted save") != std::string::npos);
 }
+
+TEST_CASE("train --resume: the metrics log is cut back to the checkpoint, without repeated steps or a torn line") {
+  ScratchDir dir;
+  TrainOutputs outputs = with_metrics(dir);
+  outputs.stop_after = 4;
+  TrainSettings settings = tg::testing::tiny_settings(6);
+  settings.eval_interval = 2;
+  std::ostringstream progress;
+  TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings)->train(outputs, progress);
+  // The run then went on to step 5 and was killed while writing step 6's line.
+  std::ofstream(dir.file("metrics.jsonl"), std::ios::app) << "{\"iter\": 5, \"train_loss\": 1.0}\n{\"iter\": 6, \"tr";
+
+  auto resumed = TrainingRun::resume(load_checkpoint(dir.file(kLatestCheckpointFile)), tg::testing::tiny_corpus(),
+                                     settings);
+  outputs.stop_after = -1;
+  resumed->train(outputs, progress);
+  std::ifstream log(dir.file("metrics.jsonl"));
+  std::string line;
+  std::vector<int64_t> steps;
+  while (std::getline(log, line)) {
+    const nlohmann::json record = nlohmann::json::parse(line);  // throws on a torn line
+    if (!record.value("eval", false)) steps.push_back(record["iter"].get<int64_t>());
+  }
+  CHECK(steps == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("train: a metrics log that cannot be written (a full disk) stops the run, naming it") {
+  ScratchDir dir;
+  TrainOutputs outputs = tg::testing::outputs_in(dir.path());
+  outputs.metrics_path = "/dev/full";  // every write fails with ENOSPC
+  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
+  std::ostringstream progress;
+  CHECK_THROWS_WITH_AS(run->train(outputs, progress),
+                       doctest::Contains("cannot write the metrics log '/dev/full' (is the disk full?)"), tg::Error);
+}
