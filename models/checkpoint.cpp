@@ -173,6 +173,16 @@ Checkpoint load_checkpoint(const std::string& path) {
   check(optimizer == "adamw" || optimizer == "none", "checkpoint '", path, "': unknown optimizer '", optimizer,
         "' (expected 'adamw' or 'none')");
   checkpoint.has_optimizer_state = optimizer == "adamw";
+  // Before any model is built from the config, a first check that the file can
+  // hold what it describes (a 3 MB file declaring n_layer = 10^9 would otherwise
+  // allocate gigabytes before restore_parameters names the first missing tensor).
+  int64_t stored_bytes = 0;
+  for (const NamedTensor& tensor : checkpoint.file.tensors)
+    stored_bytes += tensor.tensor.numel() * static_cast<int64_t>(dtype_size(tensor.tensor.dtype()));
+  const int64_t described = header.config.parameter_count();
+  check(described <= stored_bytes / 4, "checkpoint '", path, "': its config describes ", described,
+        " parameters, more than the ", stored_bytes, " bytes of tensors in the file can hold (the file does not match "
+        "its config)");
   checkpoint.optimizer_step = reader.integer("optimizer_step");
   return checkpoint;
 }

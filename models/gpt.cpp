@@ -1,9 +1,12 @@
 #include "models/gpt.h"
 
+#include "models/memory_check.h"
+
 #include <cmath>
 #include <sstream>
 
 #include "autograd/ops.h"
+#include "models/memory_check.h"
 #include "nn/functional/cross_entropy.h"
 #include "nn/init.h"
 #include "nn/module_list.h"
@@ -22,6 +25,7 @@ GPT::GPT(const GPTConfig& config, uint64_t seed, DType dtype, bool initialize)
     : config_(config), dtype_(dtype), dropout_generator_(std::make_shared<Generator>(seed ^ kDropoutSeedSalt)) {
   config.validate();
   check(is_floating(dtype), "GPT: dtype must be floating, got ", dtype_name(dtype));
+  check_model_fits(config);
   const nn::TransformerOptions options = config.transformer_options(dtype);
   wte_ = register_module("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd, dtype));
   if (config.positional == PositionalEncoding::Learned)

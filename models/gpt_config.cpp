@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tensor/bounded_json.h"
+#include "tensor/shape.h"
 
 namespace tg {
 
@@ -121,13 +122,18 @@ void GPTConfig::validate() const {
 }
 
 int64_t GPTConfig::parameter_count() const {
+  // Sizes come from files and flags: every product and sum is checked.
+  const char* op = "GPTConfig::parameter_count";
+  const auto mul = [op](int64_t a, int64_t b) { return checked_mul(a, b, op); };
+  const auto add = [op](int64_t a, int64_t b) { return checked_add(a, b, op); };
   const int64_t channels = n_embd, with_bias = bias ? 1 : 0;
-  const int64_t token_embeddings = vocab_size * channels;
-  const int64_t positions = positional == PositionalEncoding::Learned ? block_size * channels : 0;
-  const int64_t per_block = 12 * channels * channels + 2 * channels + 11 * channels * with_bias;
+  const int64_t token_embeddings = mul(vocab_size, channels);
+  const int64_t positions = positional == PositionalEncoding::Learned ? mul(block_size, channels) : 0;
+  const int64_t per_block =
+      add(add(mul(12, mul(channels, channels)), mul(2, channels)), mul(11, mul(channels, with_bias)));
   const int64_t final_norm = channels + channels * with_bias;
-  const int64_t head = tie_embeddings ? 0 : vocab_size * channels;
-  return token_embeddings + positions + n_layer * per_block + final_norm + head;
+  const int64_t head = tie_embeddings ? 0 : token_embeddings;
+  return add(add(add(add(token_embeddings, positions), mul(n_layer, per_block)), final_norm), head);
 }
 
 nn::TransformerOptions GPTConfig::transformer_options(DType dtype) const {

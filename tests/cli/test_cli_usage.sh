@@ -81,6 +81,10 @@ expect_exit "iters beyond int64" 2 "--iters must be an integer, got 999999999999
   "$tinygpt" train --iters 99999999999999999999
 expect_exit "infinite lr" 2 "--lr must be a number, got inf" "$tinygpt" train --lr inf
 
+# A model too large for the machine is refused at once, with both figures, not after gigabytes of allocation.
+expect_exit "model too large" 1 "GB of float32 weights alone; this machine has" \
+  "$tinygpt" train --data "$work/tiny.txt" --layers 100000000 --block-size 2 --out "$work/huge"
+
 # An output file that cannot be written is named as the user gave it, not as its temporary file.
 expect_exit "unwritable output" 1 "'$work/no/such/dir/plot.svg'" \
   "$tinygpt" plot --metrics "$work/run/metrics.jsonl" --out "$work/no/such/dir/plot.svg"

@@ -157,6 +157,13 @@ TEST_CASE("checkpoint: bad metadata is named") {
   });
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("nests deeper than 64 levels"), tg::Error);
 
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    auto config = nlohmann::json::parse(metadata["config"]);
+    config["n_layer"] = 1000000000;  // a few KB of tensors cannot be a billion layers: refused before allocating
+    metadata["config"] = config.dump();
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("parameters, more than the"), tg::Error);
+
   rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) { metadata.erase("step"); });
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the metadata has no 'step' entry"), tg::Error);
 

@@ -338,3 +338,13 @@ TEST_CASE("a GPT in a ParameterArena trains: loss falls under a few plain SGD st
   }
   CHECK(model.loss(ids, targets).item<double>() < first - 0.2);
 }
+
+TEST_CASE("a config the machine cannot hold is refused before anything is allocated, with both figures") {
+  GPTConfig huge = tiny();
+  huge.n_layer = 1'000'000'000'000;  // 10^12 blocks of 8 channels: ~9e14 parameters, petabytes of weights
+  CHECK_THROWS_WITH_AS(GPT(huge, 1), doctest::Contains("GB of float32 weights alone; this machine has"), Error);
+  GPTConfig overflowing = tiny();
+  overflowing.n_embd = int64_t{1} << 40;
+  overflowing.n_head = 1;
+  CHECK_THROWS_WITH_AS(overflowing.parameter_count(), doctest::Contains("GPTConfig::parameter_count"), Error);
+}
