@@ -1,5 +1,6 @@
 #include "inspect/loss_plot.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -94,9 +95,13 @@ std::string render_loss_plot(const TrainingMetrics& metrics, const std::string& 
                                          : "val loss " + number(metrics.evals.back().val_loss) + " at iteration " +
                                                std::to_string(metrics.evals.back().iter));
   options.x_label = "iteration";
-  options.left_label = "loss (cross-entropy, nats)";
-  options.right_label = "learning rate";
   options.left_scale = positive_losses ? svg::Scale::Log : svg::Scale::Linear;  // a loss of 0 cannot go on a log axis
+  options.left_label = positive_losses ? "loss (cross-entropy, nats; log scale)" : "loss (cross-entropy, nats)";
+  options.right_label = "learning rate";
+  // Iterations from 0, and at least 10 of them: a run of 0 or 1 steps gets whole-number ticks.
+  const double last_iteration = metrics.steps.empty() ? 0 : static_cast<double>(metrics.steps.back().iter);
+  options.x_from = 0;
+  options.x_to = std::max({10.0, last_iteration, metrics.evals.empty() ? 0.0 : static_cast<double>(metrics.evals.back().iter)});
   return svg::standalone(svg::line_chart(series, options));
 }
 

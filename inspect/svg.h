@@ -98,6 +98,9 @@ struct LineChartOptions {
   std::string title, x_label, left_label, right_label;
   Scale left_scale = Scale::Linear;
   Scale right_scale = Scale::Linear;
+  // The x axis covers at least [x_from, x_to] when x_from < x_to (a run of 0 or
+  // 1 steps still gets an axis of whole iterations); else the points' range.
+  double x_from = 0, x_to = 0;
   int width = 900, height = 480;
 };
 

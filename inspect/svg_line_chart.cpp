@@ -81,6 +81,10 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
 
   const double width = options.width, height = options.height;
   const double left = 70, right = any_right ? 76 : 24, top = 40, bottom = 52;
+  if (options.x_from < options.x_to) {
+    x_smallest = std::min(x_smallest, options.x_from);
+    x_largest = std::max(x_largest, options.x_to);
+  }
   const auto [x_low, x_high] =
       x_smallest < x_largest ? std::pair{x_smallest, x_largest} : padded_range(x_smallest, x_largest, Scale::Linear);
   const AxisMap x{x_low, x_high, Scale::Linear, left, width - right};

@@ -81,3 +81,17 @@ TEST_CASE("render_loss_plot: every series, the final val loss in the title, a st
   CHECK(steps_only.find("run: train loss 2.5 at iteration 1") != std::string::npos);
   CHECK(occurrences(steps_only, "<polyline ") == 2);
 }
+
+TEST_CASE("render_loss_plot: the loss axis says it is logarithmic; a run of 0 or 1 steps gets whole iterations") {
+  for (const char* metrics : {"{\"iter\": 1, \"train_loss\": 2.5, \"lr\": 0.1}",
+                              R"({"eval":true,"iter":0,"lr":0.0,"tokens_per_s":0.0,"train_loss":4.2,"val_loss":4.3})"}) {
+    CAPTURE(metrics);
+    const std::string picture = render_loss_plot(parse(metrics), "run");
+    CHECK(markup_problem(picture) == "");
+    CHECK(picture.find("loss (cross-entropy, nats; log scale)") != std::string::npos);
+    // The x ticks are the labels drawn below the plot, centred: 0 to 10, every one whole.
+    for (const char* tick : {">0</text>", ">1</text>", ">10</text>"}) CHECK(picture.find(tick) != std::string::npos);
+    CHECK(picture.find(">0.5</text>") == std::string::npos);
+    CHECK(picture.find(">0.9</text>") == std::string::npos);
+  }
+}
