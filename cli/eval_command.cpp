@@ -43,8 +43,8 @@ struct EvalArguments {
 
 // The part of the ids --split names, split by position as training splits a
 // corpus (models/data.h), and how to say which part it is.
-std::pair<std::vector<int64_t>, std::string> ids_of_split(const std::vector<int64_t>& ids, const std::string& split) {
-  if (split == "all") return {ids, "all of it"};
+std::pair<std::vector<int64_t>, std::string> ids_of_split(std::vector<int64_t> ids, const std::string& split) {
+  if (split == "all") return {std::move(ids), "all of it"};
   const TokenSplits splits = split_by_position(ids);
   const int64_t train = splits.train.size();
   if (split == "train")
@@ -88,10 +88,10 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   const LoadedModel loaded = load_model(arguments.source, "eval");
   const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;
 
-  const std::vector<int64_t> all_ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
-                                                              : parse_ids(arguments.ids);
+  std::vector<int64_t> all_ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
+                                                        : parse_ids(arguments.ids);
   const size_t total = all_ids.size();
-  auto [ids, part] = ids_of_split(all_ids, arguments.split);
+  auto [ids, part] = ids_of_split(std::move(all_ids), arguments.split);
   if (arguments.max_tokens > 0 && ids.size() > static_cast<size_t>(arguments.max_tokens)) ids.resize(arguments.max_tokens);
   check_evaluation_input(*loaded.model, ids, block_size);
   std::cerr << "eval: " << loaded.description << "\neval: " << (arguments.ids.empty() ? arguments.data : "--ids")

@@ -179,6 +179,17 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b) {
                       out_data + batch * m * n, n);
 }
 
+// Batch dims broadcast as in elementwise ops. The error names the full shapes
+// first; the message is built only when there is one (matmul is a hot path).
+Shape broadcast_batch_dims(const Shape& a_batch, const Shape& b_batch, const Tensor& a, const Tensor& b) {
+  try {
+    return broadcast_shapes(a_batch, b_batch, "matmul");
+  } catch (const Error& error) {
+    const std::string reason = std::string(error.what()).substr(std::string("matmul: ").size());
+    fail("matmul: batch dims of shapes ", a.shape(), " and ", b.shape(), ": ", reason);
+  }
+}
+
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -196,9 +207,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
   const Shape a_batch(a_matrix.shape().begin(), a_matrix.shape().end() - 2);
   const Shape b_batch(b_matrix.shape().begin(), b_matrix.shape().end() - 2);
-  // Batch dims broadcast as in elementwise ops; an error names the full shapes first.
-  const std::string op = "matmul: batch dims of shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape());
-  const Shape batch = broadcast_shapes(a_batch, b_batch, op.c_str());
+  const Shape batch = broadcast_batch_dims(a_batch, b_batch, a, b);
   Shape a_shape = batch, b_shape = batch, out_shape = batch;
   a_shape.insert(a_shape.end(), {m, k});
   b_shape.insert(b_shape.end(), {k, n});
