@@ -48,8 +48,8 @@ std::pair<std::vector<int64_t>, std::string> ids_of_split(std::vector<int64_t> i
   const TokenSplits splits = split_by_position(ids);
   const int64_t train = splits.train.size();
   if (split == "train")
-    return {splits.train.ids(), "the train split, tokens 0 to " + std::to_string(train) + " (the first 90%)"};
-  return {splits.val.ids(), "the val split, tokens " + std::to_string(train) + " to " + std::to_string(ids.size()) +
+    return {splits.train.ids(0, train), "the train split, tokens 0 to " + std::to_string(train) + " (the first 90%)"};
+  return {splits.val.ids(0, splits.val.size()), "the val split, tokens " + std::to_string(train) + " to " + std::to_string(ids.size()) +
                                 " (the last 10%, as training holds it out)"};
 }
 

@@ -4,8 +4,10 @@
 //   tinygpt export --ckpt runs/shakespeare-char --out exported/
 //   tinygpt export --weights gpt2/ --out copy/      (a round trip)
 //
-// A char-level model's characters go beside the weights in char_vocabulary.txt,
-// so `--weights exported/` samples, evaluates and explains it as `--ckpt` did.
+// The tokenizer goes beside the weights, so `--weights exported/` samples,
+// evaluates and explains the model as `--ckpt` did: a BPE's as Hugging Face's
+// vocab.json and merges.txt, a char-level model's characters in
+// char_vocabulary.txt (tinygpt's own file).
 // What was loaded and what was written go to stderr; stdout stays empty.
 #include <filesystem>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "cli/model_source.h"
 #include "models/hf_gpt2.h"
 #include "tensor/error.h"
+#include "tokenizer/gpt2_files.h"
 
 namespace tg::cli {
 
@@ -41,6 +44,11 @@ void run_export(const ExportArguments& arguments) {
     write_char_vocabulary(arguments.out, characters->serialize());
     std::cerr << "export: the character-level vocabulary (" << loaded.tokenizer->vocab_size()
               << " tokens) went to char_vocabulary.txt beside them (not part of GPT-2's layout; tinygpt reads it)\n";
+  } else {
+    tokenizer::write_gpt2_vocabulary(loaded.tokenizer->as_bpe()->vocabulary(), arguments.out,
+                                     tokenizer::FileNames::hugging_face);
+    std::cerr << "export: the BPE vocabulary (" << loaded.tokenizer->vocab_size()
+              << " tokens) went to vocab.json and merges.txt beside them\n";
   }
 }
 

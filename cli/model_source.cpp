@@ -32,13 +32,11 @@ LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* c
   LoadedModel loaded;
   loaded.model = std::make_unique<GPT>(checkpoint.header.config, 0, DType::Float32, /*initialize=*/false);
   restore_parameters(checkpoint, *loaded.model);
-  try {
-    loaded.tokenizer.emplace(tokenizer::CharTokenizer::deserialize(checkpoint.header.vocabulary));
-  } catch (const tokenizer::TokenizerError& error) {
-    fail(command, ": ", path, ": its vocabulary is unreadable: ", error.what());
-  }
+  // load_checkpoint has checked the tokenizer.
+  loaded.tokenizer.emplace(tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer));
   loaded.description = path + " (step " + std::to_string(checkpoint.header.step) + ", " +
-                       checkpoint.header.config.preset + ", char-level)";
+                       checkpoint.header.config.preset + ", " +
+                       (loaded.tokenizer->as_char() ? std::string("char-level") : "BPE of " + std::to_string(loaded.tokenizer->vocab_size()) + " tokens") + ")";
   return loaded;
 }
 

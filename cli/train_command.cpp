@@ -1,7 +1,10 @@
-// tinygpt train: trains a character-level GPT on a text file.
+// tinygpt train: trains a GPT on a text file or a prepared token dataset.
 //
 //   tinygpt train --data input.txt --config cpu-small --iters 2000 --out out/shakespeare
 //   tinygpt train --out out/shakespeare --resume --iters 4000   (continue, then extend)
+//   tinygpt train --data input.txt --tokenizer gpt2 --config baby --out out/bpe   (GPT-2's BPE, in memory)
+//   tinygpt train --data data/owt --config gpt2 --grad-accum 8 --checkpoint-activations   (tinygpt prepare's output)
+//   tinygpt train --init-from gpt2/ --data data/mytext --lr 3e-5 --iters 200   (fine-tune GPT-2's weights)
 //
 // What it writes is described in models/checkpoint.h and models/train_log.h;
 // docs/training.md walks through a run.
@@ -15,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <variant>
@@ -24,9 +28,13 @@
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
+#include "cli/model_source.h"
 #include "models/checkpoint.h"
 #include "models/data.h"
+#include "models/hf_gpt2.h"
 #include "models/train.h"
+#include "models/training_data.h"
+#include "tokenizer/errors.h"
 #include "tensor/error.h"
 #include "tensor/threads.h"
 
@@ -36,6 +44,9 @@ namespace {
 
 struct TrainArguments {
   std::string data;
+  std::string tokenizer;  // char, gpt2 or a bpe-train DIR: how a text --data is tokenised
+  std::string vocab;      // GPT-2's BPE files for --tokenizer gpt2
+  std::string init_from;
   std::string preset = "cpu-small";
   std::string out = "out";
   std::string log;
@@ -59,9 +70,13 @@ std::string flag_of(const TrainSetting& setting) {
   return flag;
 }
 
+// Flags that shape the model itself: a fine-tuned model has its initial model's.
+constexpr const char* kArchitectureFlags[] = {"--config", "--layers", "--heads", "--dims", "--positional"};
+
 // The flags a resumed run rejects: the model's and the training settings' that are not resumable (--seed).
 std::vector<std::string> fixed_flags() {
   std::vector<std::string> flags(std::begin(kModelFlags), std::end(kModelFlags));
+  flags.push_back("--init-from");
   for (const TrainSetting& setting : kTrainSettings)
     if (setting.help && !setting.resumable) flags.push_back(flag_of(setting));
   return flags;
@@ -74,15 +89,20 @@ std::string size_in_user_words(const CLI::App& command, const char* flag, int64_
   return preset + "'s " + std::to_string(value) + " " + noun;
 }
 
+// The options of a run that are not the model's shape: a fine-tuning run may change them too.
+void apply_run_overrides(const CLI::App& command, const TrainArguments& arguments, GPTConfig& config) {
+  if (command.count("--block-size")) config.block_size = arguments.block_size;
+  if (command.count("--batch-size")) config.batch_size = arguments.batch_size;
+  if (command.count("--dropout")) config.dropout = arguments.dropout;
+}
+
 GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments) {
   // The vocabulary size is set from the corpus later; 1 stands in for it here.
   GPTConfig config = GPTConfig::preset_named(arguments.preset, 1);
   if (command.count("--layers")) config.n_layer = arguments.layers;
   if (command.count("--heads")) config.n_head = arguments.heads;
   if (command.count("--dims")) config.n_embd = arguments.dims;
-  if (command.count("--block-size")) config.block_size = arguments.block_size;
-  if (command.count("--batch-size")) config.batch_size = arguments.batch_size;
-  if (command.count("--dropout")) config.dropout = arguments.dropout;
+  apply_run_overrides(command, arguments, config);
   if (command.count("--positional")) config.positional = positional_encoding_named(arguments.positional);
   // The shape rules GPTConfig::validate enforces, said with the flags that broke them.
   const std::string dims = size_in_user_words(command, "--dims", config.n_embd, arguments.preset, "channels");
@@ -136,15 +156,71 @@ std::string millions(int64_t count) {
   return text;
 }
 
+// The tokenizer --tokenizer names for a text file: char (built from the text itself), gpt2 or a bpe-train DIR.
+std::optional<tokenizer::TextTokenizer> named_tokenizer(const TrainArguments& arguments) {
+  namespace fs = std::filesystem;
+  const std::string& name = arguments.tokenizer;
+  if (name.empty() || name == "char") return std::nullopt;
+  const std::string directory = name == "gpt2" ? (arguments.vocab.empty() ? default_gpt2_vocab_dir("train") : arguments.vocab)
+                                               : name;
+  check(fs::is_directory(directory), "train: --tokenizer ", name,
+        " is neither char, gpt2 nor a directory written by tinygpt bpe-train");
+  try {
+    return tokenizer::TextTokenizer(tokenizer::Gpt2Tokenizer::load(directory));
+  } catch (const tokenizer::TokenizerError& error) {
+    fail("train: --tokenizer ", name, ": ", error.what());
+  }
+}
+
+// What the run learns from. A text is tokenised in memory with --tokenizer, or,
+// without it, with the tokenizer of the model the run continues (`model_tokenizer`),
+// or character by character. A directory is a dataset from tinygpt prepare.
+TrainingData training_data(const CLI::App& command, const TrainArguments& arguments, const std::string& path,
+                           const tokenizer::TextTokenizer* model_tokenizer) {
+  if (std::filesystem::is_directory(path)) {
+    check(!command.count("--tokenizer") && !command.count("--vocab"), "train: --data ", path,
+          " is a prepared dataset, which carries its own tokenizer: drop --tokenizer/--vocab");
+    return prepared_data(path);
+  }
+  check(arguments.vocab.empty() || arguments.tokenizer == "gpt2", "train: --vocab is for --tokenizer gpt2");
+  const std::string text = read_text_file(path);
+  std::optional<tokenizer::TextTokenizer> tokenizer = named_tokenizer(arguments);
+  if (!tokenizer && model_tokenizer && !command.count("--tokenizer")) tokenizer = *model_tokenizer;
+  TrainingData data = tokenizer ? tokenized_text_data(text, std::move(*tokenizer)) : char_level_data(text);
+  data.description = path + " (" + std::to_string(text.size()) + " bytes, " + data.tokenizer.kind() +
+                     " tokenizer of " + std::to_string(data.tokenizer.vocab_size()) + " tokens, encoded in memory)";
+  return data;
+}
+
+// The model --init-from names: a Hugging Face GPT-2 directory or a tinygpt checkpoint (file or run directory).
+LoadedModel initial_model(const TrainArguments& arguments) {
+  ModelSourceArguments source;
+  if (is_hf_gpt2_directory(arguments.init_from)) {
+    source.weights = arguments.init_from;
+  } else {
+    source.checkpoint = arguments.init_from;
+  }
+  return load_model(source, "train --init-from");
+}
+
 void run_train(const CLI::App& command, const TrainArguments& arguments) {
   namespace fs = std::filesystem;
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  check(!arguments.resume || arguments.init_from.empty(),
+        "train: --resume continues the run in --out; --init-from starts a new one: give one of them");
+  if (!arguments.init_from.empty()) {
+    for (const char* flag : kArchitectureFlags) {
+      check(command.count(flag) == 0, "train --init-from: ", flag,
+            " cannot be given: the model's shape comes from the model to start from (--block-size may shrink its "
+            "context; --dropout and --batch-size apply)");
+    }
+  }
   // The flags are checked before the corpus is looked for and read.
-  const GPTConfig requested_config = model_config(command, arguments);
+  const GPTConfig requested_config = arguments.init_from.empty() ? model_config(command, arguments) : GPTConfig();
   const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
-  const std::string corpus = read_text_file(data_path);
 
   std::unique_ptr<TrainingRun> run;
+  std::string model;  // how the header names the model
   if (arguments.resume) {
     for (const std::string& flag : fixed_flags()) {
       check(command.count(flag) == 0, "train --resume: ", flag,
@@ -156,25 +232,40 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     const Checkpoint checkpoint = load_checkpoint(latest);
     TrainSettings settings = checkpoint.header.settings;
     apply_training_overrides(command, arguments, settings);
-    run = TrainingRun::resume(checkpoint, corpus, settings);
+    const tokenizer::TextTokenizer model_tokenizer = tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
+    run = TrainingRun::resume(checkpoint, training_data(command, arguments, data_path, &model_tokenizer), settings);
+    model = checkpoint.header.config.preset;
     std::cerr << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
+  } else if (!arguments.init_from.empty()) {
+    TrainSettings settings = arguments.settings;
+    settings.validate();
+    const LoadedModel initial = initial_model(arguments);
+    GPTConfig config = initial.model->config();
+    apply_run_overrides(command, arguments, config);
+    run = TrainingRun::start_from(*initial.model, *initial.tokenizer,
+                                  training_data(command, arguments, data_path, &*initial.tokenizer), config, settings);
+    model = "from " + initial.description;
   } else {
     TrainSettings settings = arguments.settings;
     settings.validate();
-    run = TrainingRun::start(corpus, requested_config, settings);
+    run = TrainingRun::start(training_data(command, arguments, data_path, nullptr), requested_config, settings);
+    model = model_description(command, run->state().config);
   }
 
   const GPTConfig& config = run->state().config;
   const TrainSettings& settings = run->state().settings;
-  const std::string model = arguments.resume ? config.preset : model_description(command, config);
+  const TrainingData& data = run->data();
+  const int64_t tokens_per_step = config.batch_size * config.block_size * settings.grad_accum;
   std::cerr << "threads: " << thread_info() << "\n"
-            << "data: " << data_path << " (" << corpus.size() << " bytes, vocabulary " << config.vocab_size
-            << "; train " << run->data().train.size() << " tokens, val " << run->data().val.size() << ")\n"
+            << "data: " << data.description << "; train " << data.splits.train.size() << " tokens, val "
+            << data.splits.val.size() << "\n"
             << "model: " << model << (model == config.preset ? ", " : ": ") << count_of(config.n_layer, "layer") << ", " << count_of(config.n_head, "head") << ", "
-            << config.n_embd << " channels, block " << config.block_size << ", "
+            << config.n_embd << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << ", "
             << positional_encoding_name(config.positional) << " positions, dropout " << config.dropout << ", "
             << millions(run->model().parameter_count()) << " parameters\n"
-            << "training: " << settings.iters << " steps of " << config.batch_size << " x " << config.block_size
+            << "training: " << settings.iters << " steps of "
+            << (settings.grad_accum > 1 ? std::to_string(settings.grad_accum) + " x " : std::string())
+            << config.batch_size << " x " << config.block_size << " = " << tokens_per_step
             << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
             << settings.seed << "\n";
@@ -200,9 +291,16 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
 
 void add_train_command(CLI::App& app) {
   auto arguments = std::make_shared<TrainArguments>();
-  CLI::App* command = app.add_subcommand("train", "Train a character-level GPT on a text file");
+  CLI::App* command = app.add_subcommand("train", "Train a GPT (from scratch or from weights) on a text or a prepared dataset");
   TrainSettings& settings = arguments->settings;
-  command->add_option("--data", arguments->data, "Text file to train on (default: tiny Shakespeare, see scripts/data.sh)");
+  command->add_option("--data", arguments->data,
+                      "A text file, or a dataset DIR from tinygpt prepare (default: tiny Shakespeare, see scripts/data.sh)");
+  command->add_option("--tokenizer", arguments->tokenizer,
+                      "How a text --data is tokenised: char (its characters), gpt2, or a DIR from tinygpt bpe-train "
+                      "(default: char, or the tokenizer of the model --resume/--init-from continues)");
+  command->add_option("--vocab", arguments->vocab, "GPT-2's BPE files for --tokenizer gpt2 (default: ../shared/data/gpt2)");
+  command->add_option("--init-from", arguments->init_from,
+                      "Start from these weights (fine-tuning): a Hugging Face GPT-2 DIR or a tinygpt checkpoint");
   command->add_option("--config", arguments->preset, "Model preset: cpu-small, baby, gpt2, ...")->capture_default_str();
   command->add_option("--out", arguments->out, "Directory for model.safetensors, best.safetensors, metrics.jsonl")
       ->capture_default_str();

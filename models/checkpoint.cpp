@@ -7,7 +7,7 @@
 
 #include "tensor/bounded_json.h"
 #include "tensor/view.h"
-#include "tokenizer/char_tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 #include "tokenizer/errors.h"
 
 namespace tg {
@@ -25,10 +25,6 @@ std::string exact_text(double value) {
 
 nlohmann::json generator_json(const GeneratorState& state) {
   return {{"seed", state.seed}, {"counter", state.counter}};
-}
-
-nlohmann::json tokenizer_json(const std::string& vocabulary) {
-  return {{"type", "char"}, {"characters", vocabulary}};
 }
 
 // Reads the metadata of a file that claims to be a checkpoint; every error names the path.
@@ -96,14 +92,12 @@ class MetadataReader {
   const SafetensorsFile& file_;
 };
 
-std::string vocabulary_from_json(const nlohmann::json& json, int64_t vocab_size) {
-  check(json.at("type").get<std::string>() == "char", "only the char tokenizer is supported, not '",
-        json.at("type").get<std::string>(), "'");
-  std::string characters = json.at("characters").get<std::string>();
-  const auto tokenizer = tokenizer::CharTokenizer::deserialize(characters);
-  check(static_cast<int64_t>(tokenizer.vocab_size()) == vocab_size, "the vocabulary has ", tokenizer.vocab_size(),
-        " characters but the config's vocab_size is ", vocab_size);
-  return characters;
+// The tokenizer's JSON, checked to describe a tokenizer whose ids all fit the model.
+nlohmann::json checked_tokenizer(const nlohmann::json& json, int64_t vocab_size) {
+  const tokenizer::TextTokenizer tokenizer = tokenizer::TextTokenizer::from_json(json);
+  check(tokenizer.vocab_size() <= vocab_size, "the ", tokenizer.kind(), " tokenizer has ", tokenizer.vocab_size(),
+        " tokens but the config's vocab_size is only ", vocab_size);
+  return json;
 }
 
 // The tensor `name` of the file, checked against the shape it must have.
@@ -135,7 +129,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
   const Metadata metadata = {
       {"format", kCheckpointFormat},
       {"config", header.config.to_json().dump()},
-      {"tokenizer", tokenizer_json(header.vocabulary).dump()},
+      {"tokenizer", header.tokenizer.dump()},
       {"training", header.settings.to_json().dump()},
       {"step", std::to_string(header.step)},
       {"optimizer", optimizer ? "adamw" : "none"},
@@ -161,8 +155,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   const MetadataReader reader(checkpoint.file);
   CheckpointHeader& header = checkpoint.header;
   header.config = reader.parsed("config", [](const nlohmann::json& json) { return GPTConfig::from_json(json); });
-  header.vocabulary = reader.parsed("tokenizer", [&](const nlohmann::json& json) {
-    return vocabulary_from_json(json, header.config.vocab_size);
+  header.tokenizer = reader.parsed("tokenizer", [&](const nlohmann::json& json) {
+    return checked_tokenizer(json, header.config.vocab_size);
   });
   header.settings = reader.parsed("training", [](const nlohmann::json& json) { return TrainSettings::from_json(json); });
   header.step = reader.integer("step");

@@ -8,7 +8,9 @@
 // Metadata (strings):
 //   format         "tinygpt-checkpoint-v1" (a file without it is not ours)
 //   config         GPTConfig as JSON
-//   tokenizer      {"type": "char", "characters": "\n !$&..."} as JSON: the vocabulary in id order
+//   tokenizer      the whole tokenizer as JSON (TextTokenizer::to_json): {"type": "char", "characters":
+//                  "\n !$&..."} (the vocabulary in id order) or {"type": "bpe", "encoder.json": "...",
+//                  "vocab.bpe": "..."} (the two files' texts), so no file beside the checkpoint is needed
 //   training       TrainSettings as JSON
 //   step           optimiser steps taken
 //   optimizer      "adamw" (moments present) or "none" (weights only)
@@ -47,7 +49,7 @@ struct GeneratorState {
 // Everything in a checkpoint besides the tensors.
 struct CheckpointHeader {
   GPTConfig config;
-  std::string vocabulary;  // the char tokenizer's characters in id order (CharTokenizer::serialize)
+  nlohmann::json tokenizer;  // TextTokenizer::to_json(), validated on load
   TrainSettings settings;
   int64_t step = 0;
   GeneratorState data_generator, dropout_generator;

@@ -6,12 +6,12 @@
 #include <limits>
 
 #include "autograd/backward.h"
+#include "autograd/elementwise_ops.h"
 #include "autograd/grad_mode.h"
 #include "models/train_log.h"
 #include "nn/optim/clip.h"
 #include "tensor/atomic_file.h"
-#include "tokenizer/char_tokenizer.h"
-#include "tokenizer/errors.h"
+#include "tensor/view.h"
 
 namespace tg {
 
@@ -22,10 +22,33 @@ namespace {
 constexpr uint64_t kDataSeedOffset = 1;  // training batches
 constexpr uint64_t kEvalSeedOffset = 2;  // evaluation batches (the same ones at every evaluation)
 
-std::vector<int64_t> encode_corpus(const std::string& corpus, const std::string& vocabulary) {
-  const auto tokenizer = tokenizer::CharTokenizer::deserialize(vocabulary);
-  const auto ids = tokenizer.encode(corpus);
-  return std::vector<int64_t>(ids.begin(), ids.end());
+// The data must be encoded with the model's tokenizer: the same ids mean the same text.
+void check_same_tokenizer(const nlohmann::json& model_tokenizer, const tokenizer::TextTokenizer& data_tokenizer,
+                          const std::string& model_source) {
+  if (model_tokenizer == data_tokenizer.to_json()) return;
+  const tokenizer::TextTokenizer model = tokenizer::TextTokenizer::from_json(model_tokenizer);
+  fail("train: the data is tokenised with a ", data_tokenizer.kind(), " tokenizer of ", data_tokenizer.vocab_size(),
+       " tokens, but ", model_source, " was trained with a different ", model.kind(), " tokenizer of ",
+       model.vocab_size(), " tokens; prepare the data with the model's tokenizer");
+}
+
+// Copies every parameter of `from` into `to` (same names and shapes), except
+// that the learned position table may lose rows: `to` reads shorter contexts.
+void copy_weights_cropping_positions(const GPT& from, GPT& to) {
+  const auto sources = from.named_parameters();
+  const auto targets = to.named_parameters();
+  check(sources.size() == targets.size(), "train: the model has ", sources.size(), " parameters, the copy ",
+        targets.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto& [name, source] = sources[i];
+    const auto& [target_name, target] = targets[i];
+    check(name == target_name, "train: parameter ", i, " is '", name, "' in the model, '", target_name, "' in the copy");
+    const bool position_table = name == "wpe.weight";
+    const Tensor rows = position_table ? raw::narrow(source, 0, 0, target.shape()[0]) : source;
+    check(rows.shape() == target.shape(), "train: parameter '", name, "' is ", source.shape(), " in the model, ",
+          target.shape(), " in the copy");
+    raw::copy_(target, rows);
+  }
 }
 
 nn::AdamWOptions adamw_options(const TrainSettings& settings) {
@@ -51,56 +74,74 @@ double mean_loss(GPT& model, const TokenSplit& split, const GPTConfig& config, i
 
 }  // namespace
 
-TrainingRun::TrainingRun(CheckpointHeader header, const std::string& corpus)
-    : header_(std::move(header)),
-      splits_(split_by_position(encode_corpus(corpus, header_.vocabulary))),
-      data_generator_(header_.settings.seed + kDataSeedOffset) {
+TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data)
+    : header_(std::move(header)), data_(std::move(data)), data_generator_(header_.settings.seed + kDataSeedOffset) {
   header_.settings.validate();
   header_.config.validate();
+  check(data_.tokenizer.vocab_size() <= header_.config.vocab_size, "train: the tokenizer has ",
+        data_.tokenizer.vocab_size(), " tokens, more than the model's vocabulary of ", header_.config.vocab_size);
   schedule_.max_lr = header_.settings.lr;
   schedule_.min_lr = header_.settings.min_lr;
   schedule_.decay_iters = header_.settings.iters;
   schedule_.warmup_iters = std::min(header_.settings.warmup, header_.settings.iters);
   schedule_.validate();
   // Fail now, not at the first batch, when the text is too short for the context.
-  for (const TokenSplit* split : {&splits_.train, &splits_.val}) {
+  for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val}) {
     check(split->size() > header_.config.block_size, "train: the ", split->name(), " split has ", split->size(),
           " tokens, too few for one window of block size ", header_.config.block_size,
           " + 1; use a longer text or a smaller --block-size");
   }
 }
 
-std::unique_ptr<TrainingRun> TrainingRun::start(const std::string& corpus, GPTConfig config,
-                                                const TrainSettings& settings) {
+void TrainingRun::create_optimizer() {
+  arena_ = std::make_unique<nn::ParameterArena>(*model_);
+  optimizer_ = std::make_unique<nn::AdamW>(*arena_, adamw_options(header_.settings));
+}
+
+std::unique_ptr<TrainingRun> TrainingRun::start(TrainingData data, GPTConfig config, const TrainSettings& settings) {
   CheckpointHeader header;
-  try {
-    header.vocabulary = tokenizer::CharTokenizer::from_corpus(corpus).serialize();
-  } catch (const tokenizer::TokenizerError& error) {
-    fail("train: cannot build a character vocabulary from the text: ", error.what());
-  }
-  config.vocab_size = static_cast<int64_t>(tokenizer::CharTokenizer::deserialize(header.vocabulary).vocab_size());
+  header.tokenizer = data.tokenizer.to_json();
+  config.vocab_size = data.tokenizer.vocab_size();
   header.config = config;
   header.settings = settings;
-  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), corpus));
+  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data)));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed);
-  run->arena_ = std::make_unique<nn::ParameterArena>(*run->model_);
-  run->optimizer_ = std::make_unique<nn::AdamW>(*run->arena_, adamw_options(settings));
+  run->create_optimizer();
   return run;
 }
 
-std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, const std::string& corpus,
+std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
+                                                     const tokenizer::TextTokenizer& initial_tokenizer,
+                                                     TrainingData data, GPTConfig config,
+                                                     const TrainSettings& settings) {
+  check_same_tokenizer(initial_tokenizer.to_json(), data.tokenizer, "the model to start from");
+  check(config.block_size <= initial.config().block_size, "train: --block-size ", config.block_size,
+        " is longer than the context of the model to start from (", initial.config().block_size,
+        "); a fine-tuned model can only read shorter contexts");
+  CheckpointHeader header;
+  header.tokenizer = initial_tokenizer.to_json();
+  header.config = config;
+  header.settings = settings;
+  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data)));
+  run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
+  copy_weights_cropping_positions(initial, *run->model_);
+  run->create_optimizer();
+  return run;
+}
+
+std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, TrainingData data,
                                                  const TrainSettings& settings) {
   check(checkpoint.has_optimizer_state, "train --resume: '", checkpoint.path,
         "' holds weights only; resume from the run's ", kLatestCheckpointFile);
+  check_same_tokenizer(checkpoint.header.tokenizer, data.tokenizer, checkpoint.path);
   CheckpointHeader header = checkpoint.header;
   header.settings = settings;
   check(header.step <= settings.iters, "train --resume: the checkpoint is at step ", header.step,
         ", past --iters ", settings.iters, "; give a larger --iters to train further");
-  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), corpus));
+  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data)));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
   restore_parameters(checkpoint, *run->model_);
-  run->arena_ = std::make_unique<nn::ParameterArena>(*run->model_);
-  run->optimizer_ = std::make_unique<nn::AdamW>(*run->arena_, adamw_options(settings));
+  run->create_optimizer();
   restore_optimizer(checkpoint, *run->optimizer_);
   run->header_.data_generator.restore(run->data_generator_);
   run->header_.dropout_generator.restore(run->model_->dropout_generator());
@@ -110,14 +151,20 @@ std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, c
 double TrainingRun::train_step() {
   const GPTConfig& config = header_.config;
   const int64_t step = header_.step;  // 0-based index of this step
-  const Batch batch = splits_.train.sample_batch(config.batch_size, config.block_size, data_generator_);
+  const int64_t micro_batches = header_.settings.grad_accum;
   arena_->zero_grad();
-  Tensor loss = model_->loss(batch.inputs, batch.targets);
-  const double loss_value = loss.item<double>();
-  check(std::isfinite(loss_value), "train: the loss is ", std::isnan(loss_value) ? "NaN" : "infinite", " at step ", step + 1,
-        " (lr ", schedule_.at(step), "); stopping. Try a lower --lr or a tighter --grad-clip; the last "
-        "checkpoint written is from before this step");
-  backward(loss);
+  double loss_sum = 0;
+  for (int64_t micro_batch = 0; micro_batch < micro_batches; ++micro_batch) {
+    const Batch batch = data_.splits.train.sample_batch(config.batch_size, config.block_size, data_generator_);
+    Tensor loss = model_->loss(batch.inputs, batch.targets);
+    const double loss_value = loss.item<double>();
+    check(std::isfinite(loss_value), "train: the loss is ", std::isnan(loss_value) ? "NaN" : "infinite", " at step ",
+          step + 1, " (lr ", schedule_.at(step), "); stopping. Try a lower --lr or a tighter --grad-clip; the last "
+          "checkpoint written is from before this step");
+    // The gradients of the micro-batches add up in the arena: scaled, they sum to the mean's.
+    backward(micro_batches == 1 ? loss : loss * (1.0 / static_cast<double>(micro_batches)));
+    loss_sum += loss_value;
+  }
   last_grad_norm_ = header_.settings.grad_clip > 0 ? nn::clip_grad_norm(*arena_, header_.settings.grad_clip)
                                                    : nn::grad_norm(*arena_);
   // A finite loss can still have non-finite gradients; the update would spread them into every weight.
@@ -127,7 +174,7 @@ double TrainingRun::train_step() {
   optimizer_->set_lr(schedule_.at(step));
   optimizer_->step();
   header_.step = step + 1;
-  return loss_value;
+  return loss_sum / static_cast<double>(micro_batches);
 }
 
 Evaluation TrainingRun::evaluate() {
@@ -136,8 +183,8 @@ Evaluation TrainingRun::evaluate() {
   const GPTConfig& config = header_.config;
   Generator train_batches(header_.settings.seed + kEvalSeedOffset);
   Generator val_batches(header_.settings.seed + kEvalSeedOffset);
-  Evaluation evaluation{mean_loss(*model_, splits_.train, config, header_.settings.eval_iters, train_batches),
-                        mean_loss(*model_, splits_.val, config, header_.settings.eval_iters, val_batches)};
+  Evaluation evaluation{mean_loss(*model_, data_.splits.train, config, header_.settings.eval_iters, train_batches),
+                        mean_loss(*model_, data_.splits.val, config, header_.settings.eval_iters, val_batches)};
   return evaluation;
 }
 
@@ -163,7 +210,7 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
   const int64_t end = outputs.stop_after >= 0 ? std::min(outputs.stop_after, settings.iters) : settings.iters;
   const bool resumed = header_.step > 0;
   TrainLog log(progress, outputs.progress_is_terminal, outputs.metrics_path, resumed ? header_.step : -1,
-               header_.config.batch_size * header_.config.block_size);
+               header_.config.batch_size * header_.config.block_size * settings.grad_accum);
 
   TrainResult result;
   result.last_val_loss = std::numeric_limits<double>::quiet_NaN();

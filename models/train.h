@@ -2,10 +2,13 @@
 // with evaluations, checkpoints, a progress line and a metrics log.
 //
 // One step (the order matters for reproducibility):
-//   1. draw a batch of B random windows from the train split (the data generator)
-//   2. loss = model.loss(inputs, targets); a NaN or infinite loss stops the run
-//   3. backward into the gradient arena, clip the global norm to grad_clip
-//   4. AdamW with the scheduled learning rate of this step (nn/optim/schedule.h)
+//   1. for each of grad_accum micro-batches: draw B random windows from the
+//      train split (the data generator), loss = model.loss(inputs, targets) (a
+//      NaN or infinite loss stops the run), backward of loss / grad_accum into
+//      the gradient arena, which sums them: the gradient of the mean loss over
+//      all grad_accum x B windows, as one batch of that size would give
+//   2. clip the global gradient norm to grad_clip
+//   3. AdamW with the scheduled learning rate of this step (nn/optim/schedule.h)
 // Every eval_interval steps, at step 0 and at the end, the loss is estimated on
 // eval_iters batches of each split (a separate generator, reset each time, so
 // every evaluation sees the same batches and does not disturb the training
@@ -13,8 +16,8 @@
 // state, with the optimiser) and, when the validation loss is the lowest so far,
 // DIR/best.safetensors (weights only). See models/checkpoint.h.
 //
-// Reproducibility: the run is a pure function of (corpus, config, settings,
-// thread count). A run resumed from DIR/model.safetensors restores the weights,
+// Reproducibility: the run is a pure function of (data, initial weights,
+// config, settings, thread count). A run resumed from DIR/model.safetensors restores the weights,
 // AdamW's moments and step, the data and dropout generators and the step count,
 // so it continues with exactly the losses the uninterrupted run would have had.
 #pragma once
@@ -26,6 +29,7 @@
 
 #include "models/checkpoint.h"
 #include "models/data.h"
+#include "models/training_data.h"
 #include "models/gpt.h"
 #include "models/train_settings.h"
 #include "nn/optim/adamw.h"
@@ -56,12 +60,18 @@ struct Evaluation {
 
 class TrainingRun {
  public:
-  // A new run: the char tokenizer is built from `corpus`, and config.vocab_size is set from it.
-  static std::unique_ptr<TrainingRun> start(const std::string& corpus, GPTConfig config,
-                                            const TrainSettings& settings);
+  // A new run from random weights; config.vocab_size is set from the data's tokenizer.
+  static std::unique_ptr<TrainingRun> start(TrainingData data, GPTConfig config, const TrainSettings& settings);
+  // A new run that starts from the weights of `initial` (fine-tuning), whose
+  // tokenizer is `initial_tokenizer`: it must be the data's (else tg::Error).
+  // `config` is initial's, with the training options a run may change: dropout,
+  // batch size, and a block size no larger (the position table is cropped).
+  static std::unique_ptr<TrainingRun> start_from(const GPT& initial, const tokenizer::TextTokenizer& initial_tokenizer,
+                                                 TrainingData data, GPTConfig config, const TrainSettings& settings);
   // Continues the run saved in `checkpoint` (one with optimiser state, e.g. DIR/model.safetensors),
-  // with `settings` (normally the checkpoint's own; more iters extend the run).
-  static std::unique_ptr<TrainingRun> resume(const Checkpoint& checkpoint, const std::string& corpus,
+  // with `settings` (normally the checkpoint's own; more iters extend the run). The
+  // data must be tokenised with the checkpoint's tokenizer (else tg::Error).
+  static std::unique_ptr<TrainingRun> resume(const Checkpoint& checkpoint, TrainingData data,
                                              const TrainSettings& settings);
 
   // Trains until settings.iters steps (or outputs.stop_after). Progress lines go to `progress`.
@@ -71,15 +81,16 @@ class TrainingRun {
   Evaluation evaluate();
   GPT& model() { return *model_; }
   const CheckpointHeader& state() const { return header_; }
-  const TokenSplits& data() const { return splits_; }
+  const TrainingData& data() const { return data_; }
 
  private:
-  TrainingRun(CheckpointHeader header, const std::string& corpus);
+  TrainingRun(CheckpointHeader header, TrainingData data);
+  void create_optimizer();
   double train_step();  // returns the loss; advances header_.step
   void save(const std::string& path, bool with_optimizer);
 
   CheckpointHeader header_;  // config, vocabulary, settings, step, generators, best val loss
-  TokenSplits splits_;
+  TrainingData data_;
   std::unique_ptr<GPT> model_;
   std::unique_ptr<nn::ParameterArena> arena_;
   std::unique_ptr<nn::AdamW> optimizer_;

@@ -74,9 +74,10 @@ void TrainLog::step(const StepReport& report) {
   const bool last = report.step == report.total_steps;
   if (!progress_is_terminal_ && report.step % kPlainLineInterval != 0 && !last) return;
   char text[200];
-  std::snprintf(text, sizeof text, "step %lld/%lld | loss %.4f | lr %.2e | %.0f tokens/s | %.1f ms/step | ETA %s",
+  std::snprintf(text, sizeof text,
+                "step %lld/%lld | loss %.4f | lr %.2e | %lld tokens/step | %.0f tokens/s | %.1f ms/step | ETA %s",
                 static_cast<long long>(report.step), static_cast<long long>(report.total_steps), report.loss,
-                report.lr, tokens_per_step_ / smoothed_seconds_, smoothed_seconds_ * 1e3,
+                report.lr, static_cast<long long>(tokens_per_step_), tokens_per_step_ / smoothed_seconds_, smoothed_seconds_ * 1e3,
                 format_duration(smoothed_seconds_ * static_cast<double>(report.total_steps - report.step)).c_str());
   if (progress_is_terminal_) {
     progress_ << "\r\033[K" << text << std::flush;  // \033[K clears what a longer previous line left

@@ -15,6 +15,7 @@ void TrainSettings::validate() const {
         ") must be in [0, 1)");
   check(eps > 0, "train: AdamW eps ", eps, " must be > 0");
   check(grad_clip >= 0, "train: --grad-clip must be a number >= 0 (0 = no clipping), got ", grad_clip);
+  check(grad_accum > 0, "train: --grad-accum must be a positive integer, got ", grad_accum);
   check(eval_interval > 0, "train: --eval-interval must be a positive integer, got ", eval_interval);
   check(eval_iters > 0, "train: --eval-iters must be a positive integer, got ", eval_iters);
 }
@@ -29,8 +30,10 @@ nlohmann::json TrainSettings::to_json() const {
 TrainSettings TrainSettings::from_json(const nlohmann::json& json) {
   TrainSettings settings;
   try {
-    for (const TrainSetting& setting : kTrainSettings)
+    for (const TrainSetting& setting : kTrainSettings) {
+      if (setting.added_later && !json.contains(setting.key)) continue;
       std::visit([&](auto member) { json.at(setting.key).get_to(settings.*member); }, setting.member);
+    }
   } catch (const nlohmann::json::exception& error) {
     fail("train settings: ", json_error_text(error));
   }

@@ -24,6 +24,7 @@ struct TrainSettings {
   double beta1 = 0.9, beta2 = 0.99;  // beta2 0.99 rather than 0.999: few tokens per step (nanoGPT)
   double eps = 1e-8;
   double grad_clip = 1.0;       // global gradient norm limit; 0 = no clipping
+  int64_t grad_accum = 1;       // micro-batches of B per optimiser step (the gradients add up)
   int64_t eval_interval = 250;  // evaluate (and checkpoint) every this many steps, and at the end
   int64_t eval_iters = 20;      // batches per split in one evaluation
 
@@ -40,6 +41,7 @@ struct TrainSetting {
   std::variant<int64_t TrainSettings::*, uint64_t TrainSettings::*, double TrainSettings::*> member;
   const char* help;  // the flag's help; nullptr: no flag (saved in checkpoints all the same)
   bool resumable;    // a resumed run may change it (the seed may not: the batches and dropout follow from it)
+  bool added_later = false;  // checkpoints written before it existed lack it: the default applies
 };
 
 inline constexpr TrainSetting kTrainSettings[] = {
@@ -53,6 +55,7 @@ inline constexpr TrainSetting kTrainSettings[] = {
     {"beta2", &TrainSettings::beta2, nullptr, false},
     {"eps", &TrainSettings::eps, nullptr, false},
     {"grad_clip", &TrainSettings::grad_clip, "Clip the global gradient norm to this (0 = off)", true},
+    {"grad_accum", &TrainSettings::grad_accum, "Micro-batches per optimiser step (gradient accumulation)", true, true},
     {"eval_interval", &TrainSettings::eval_interval, "Evaluate and checkpoint every N steps", true},
     {"eval_iters", &TrainSettings::eval_iters, "Batches per split in one evaluation", true},
 };

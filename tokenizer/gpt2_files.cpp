@@ -47,13 +47,12 @@ struct EncoderFile {
 
 constexpr int kMaxEncoderDepth = 64;
 
-EncoderFile read_encoder(const fs::path& path) {
-  const std::string where = path.string() + ": ";
+EncoderFile parse_encoder(std::string_view text, const std::string& name) {
+  const std::string where = name + ": ";
   nlohmann::json json;
   try {
     // The nesting limit of tensor/bounded_json.h (this layer includes nothing from that one):
     // printing a value recurses per level, and a file nested 70,000 deep overflowed the stack.
-    const std::string text = read_whole_file(path);
     const nlohmann::json::parser_callback_t limit_depth = [&](int depth, nlohmann::json::parse_event_t,
                                                               nlohmann::json&) {
       if (depth > kMaxEncoderDepth)
@@ -112,9 +111,8 @@ struct MergesFile {
   std::vector<std::size_t> line_numbers;
 };
 
-MergesFile read_merges(const fs::path& path, const EncoderFile& encoder) {
-  const std::string contents = read_whole_file(path);
-  const std::string where = path.string() + ":";
+MergesFile parse_merges(std::string_view contents, const std::string& name, const EncoderFile& encoder) {
+  const std::string where = name + ":";
   if (!contents.empty() && contents.back() != '\n') {
     throw TokenizerFileError(where + " does not end with a newline: the file looks truncated");
   }
@@ -122,7 +120,7 @@ MergesFile read_merges(const fs::path& path, const EncoderFile& encoder) {
   std::size_t line_number = 0;
   for (std::size_t start = 0; start < contents.size();) {
     const std::size_t end = contents.find('\n', start);
-    std::string_view line = std::string_view(contents).substr(start, end - start);
+    std::string_view line = contents.substr(start, end - start);
     start = end + 1;
     ++line_number;
     if (line.ends_with('\r')) line.remove_suffix(1);
@@ -151,17 +149,24 @@ MergesFile read_merges(const fs::path& path, const EncoderFile& encoder) {
 
 }  // namespace
 
-BpeVocabulary read_gpt2_vocabulary(const fs::path& encoder_json, const fs::path& vocab_bpe) {
-  EncoderFile encoder = read_encoder(encoder_json);
-  MergesFile merges = read_merges(vocab_bpe, encoder);
+BpeVocabulary parse_gpt2_vocabulary(const Gpt2VocabularyTexts& texts, const std::string& encoder_name,
+                                    const std::string& merges_name) {
+  EncoderFile encoder = parse_encoder(texts.encoder_json, encoder_name);
+  MergesFile merges = parse_merges(texts.vocab_bpe, merges_name, encoder);
   try {
     return BpeVocabulary(std::move(encoder.tokens), std::move(merges.merges), std::move(encoder.special_ids));
   } catch (const MergeError& error) {
-    throw TokenizerFileError(vocab_bpe.string() + ":" + std::to_string(merges.line_numbers[error.merge_index()]) +
-                             ": " + error.what());
+    throw TokenizerFileError(merges_name + ":" + std::to_string(merges.line_numbers[error.merge_index()]) + ": " +
+                             error.what());
   } catch (const TokenizerError& error) {
-    throw TokenizerFileError(encoder_json.string() + " with " + vocab_bpe.filename().string() + ": " + error.what());
+    throw TokenizerFileError(encoder_name + " with " + fs::path(merges_name).filename().string() + ": " +
+                             error.what());
   }
+}
+
+BpeVocabulary read_gpt2_vocabulary(const fs::path& encoder_json, const fs::path& vocab_bpe) {
+  return parse_gpt2_vocabulary({read_whole_file(encoder_json), read_whole_file(vocab_bpe)}, encoder_json.string(),
+                               vocab_bpe.string());
 }
 
 bool has_gpt2_vocabulary(const fs::path& directory) {
@@ -180,8 +185,7 @@ BpeVocabulary read_gpt2_vocabulary(const fs::path& directory) {
                       : read_gpt2_vocabulary(directory / hf_encoder_file_name, directory / hf_merges_file_name);
 }
 
-void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const fs::path& directory) {
-  fs::create_directories(directory);
+Gpt2VocabularyTexts gpt2_vocabulary_texts(const BpeVocabulary& vocabulary) {
   const auto text_of = [&](TokenId id) {
     const std::string_view bytes = vocabulary.token_bytes(id);
     return vocabulary.is_special(id) ? std::string(bytes) : bytes_to_alphabet_text(bytes);
@@ -196,8 +200,16 @@ void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const fs::path& dire
 
   std::string merges = "#version: 0.2\n";
   for (const Merge& merge : vocabulary.merges()) merges += text_of(merge.left) + " " + text_of(merge.right) + "\n";
+  return {std::move(encoder), std::move(merges)};
+}
 
-  for (const auto& [name, contents] : {std::pair{encoder_file_name, &encoder}, std::pair{merges_file_name, &merges}}) {
+void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const fs::path& directory, FileNames names) {
+  fs::create_directories(directory);
+  const Gpt2VocabularyTexts texts = gpt2_vocabulary_texts(vocabulary);
+  const bool openai = names == FileNames::openai;
+  for (const auto& [name, contents] :
+       {std::pair{openai ? encoder_file_name : hf_encoder_file_name, &texts.encoder_json},
+        std::pair{openai ? merges_file_name : hf_merges_file_name, &texts.vocab_bpe}}) {
     const fs::path path = directory / name;
     std::ofstream file(path, std::ios::binary);
     file << *contents;

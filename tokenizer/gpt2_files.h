@@ -20,6 +20,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "tokenizer/bpe_vocabulary.h"
 
@@ -34,14 +35,29 @@ inline constexpr const char* hf_merges_file_name = "merges.txt";
 BpeVocabulary read_gpt2_vocabulary(const std::filesystem::path& encoder_json,
                                    const std::filesystem::path& vocab_bpe);
 
+// The two files' contents, e.g. as a checkpoint carries them.
+struct Gpt2VocabularyTexts {
+  std::string encoder_json;
+  std::string vocab_bpe;
+};
+// Parses the two texts with every check of the files; errors name them as
+// `encoder_name` and `merges_name`.
+BpeVocabulary parse_gpt2_vocabulary(const Gpt2VocabularyTexts& texts, const std::string& encoder_name,
+                                    const std::string& merges_name);
+// The texts write_gpt2_vocabulary writes.
+Gpt2VocabularyTexts gpt2_vocabulary_texts(const BpeVocabulary& vocabulary);
+
 // Reads encoder.json and vocab.bpe from a directory, or, when those are not
 // there, Hugging Face's vocab.json and merges.txt.
 BpeVocabulary read_gpt2_vocabulary(const std::filesystem::path& directory);
 // Whether a directory holds one of those two pairs.
 bool has_gpt2_vocabulary(const std::filesystem::path& directory);
 
-// Writes encoder.json and vocab.bpe into a directory (created if needed),
-// in the layout of GPT-2's files: ids in order, non-ASCII as \u escapes.
-void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const std::filesystem::path& directory);
+// Writes encoder.json and vocab.bpe (or Hugging Face's vocab.json and
+// merges.txt) into a directory (created if needed), in the layout of GPT-2's
+// files: ids in order, non-ASCII as \u escapes.
+enum class FileNames { openai, hugging_face };
+void write_gpt2_vocabulary(const BpeVocabulary& vocabulary, const std::filesystem::path& directory,
+                           FileNames names = FileNames::openai);
 
 }  // namespace tg::tokenizer

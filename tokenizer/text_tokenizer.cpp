@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
+#include "tokenizer/gpt2_files.h"
 #include "tokenizer/utf8.h"
 
 namespace tg::tokenizer {
@@ -47,6 +50,28 @@ bool is_unfinished_character(std::string_view text, std::size_t offset) {
 
 const char* TextTokenizer::kind() const {
   return std::holds_alternative<CharTokenizer>(tokenizer_) ? "char" : "gpt2";
+}
+
+nlohmann::json TextTokenizer::to_json() const {
+  if (const auto* characters = as_char()) return {{"type", "char"}, {"characters", characters->serialize()}};
+  const Gpt2VocabularyTexts texts = gpt2_vocabulary_texts(std::get<Gpt2Tokenizer>(tokenizer_).vocabulary());
+  return {{"type", "bpe"}, {encoder_file_name, texts.encoder_json}, {merges_file_name, texts.vocab_bpe}};
+}
+
+TextTokenizer TextTokenizer::from_json(const nlohmann::json& json) {
+  const auto text_field = [&](const char* key) -> std::string {
+    const auto field = json.is_object() ? json.find(key) : json.end();
+    if (field == json.end() || !field->is_string())
+      throw TokenizerError(std::string("the tokenizer has no text field '") + key + "'");
+    return field->get<std::string>();
+  };
+  const std::string type = text_field("type");
+  if (type == "char") return TextTokenizer(CharTokenizer::deserialize(text_field("characters")));
+  if (type == "bpe") {
+    return TextTokenizer(Gpt2Tokenizer(parse_gpt2_vocabulary({text_field(encoder_file_name), text_field(merges_file_name)},
+                                                             encoder_file_name, merges_file_name)));
+  }
+  throw TokenizerError("unknown tokenizer type '" + type + "' (expected 'char' or 'bpe')");
 }
 
 std::optional<int64_t> TextTokenizer::end_of_text_id() const {

@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/gpt2_tokenizer.h"
 
@@ -29,6 +31,18 @@ class TextTokenizer {
   int64_t vocab_size() const;
   // The char-level tokenizer inside, or nullptr for GPT-2's BPE.
   const CharTokenizer* as_char() const { return std::get_if<CharTokenizer>(&tokenizer_); }
+  // The BPE inside, or nullptr for a char-level tokenizer.
+  const Gpt2Tokenizer* as_bpe() const { return std::get_if<Gpt2Tokenizer>(&tokenizer_); }
+  // The whole tokenizer as JSON, as a checkpoint carries it (so a model needs
+  // no files beside it):
+  //   {"type": "char", "characters": "\n !$&..."}   the characters in id order
+  //   {"type": "bpe", "encoder.json": "...", "vocab.bpe": "..."}   the two files' texts
+  // The text is canonical: two tokenizers are the same exactly when their
+  // to_json().dump() are equal.
+  nlohmann::json to_json() const;
+  // Throws TokenizerError saying what is missing or malformed.
+  static TextTokenizer from_json(const nlohmann::json& json);
+
   // The id that ends a document ("<|endoftext|>", 50256 in GPT-2), when the
   // vocabulary has one (a char-level vocabulary has none).
   std::optional<int64_t> end_of_text_id() const;

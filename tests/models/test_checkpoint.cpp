@@ -21,7 +21,7 @@ struct TrainedCheckpoint {
   ScratchDir dir;
   std::unique_ptr<TrainingRun> run;
   TrainedCheckpoint() {
-    run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(4));
+    run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), tg::testing::tiny_settings(4));
     std::ostringstream progress;
     run->train(tg::testing::outputs_in(dir.path()), progress);
   }
@@ -47,7 +47,7 @@ TEST_CASE("checkpoint: weights, optimiser state and run state round-trip exactly
   CHECK(checkpoint.optimizer_step == 4);
   CHECK(checkpoint.header.config.to_json() == saved.config.to_json());
   CHECK(checkpoint.header.settings.to_json() == saved.settings.to_json());
-  CHECK(checkpoint.header.vocabulary == saved.vocabulary);
+  CHECK(checkpoint.header.tokenizer == saved.tokenizer);
   CHECK(checkpoint.header.best_val_loss == saved.best_val_loss);  // bitwise: written in shortest exact form
   CHECK(checkpoint.header.data_generator.counter == saved.data_generator.counter);
   CHECK(checkpoint.header.data_generator.counter == 4 * 3);  // 4 batches of 3 windows
@@ -168,9 +168,22 @@ TEST_CASE("checkpoint: bad metadata is named") {
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the metadata has no 'step' entry"), tg::Error);
 
   rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
-    metadata["tokenizer"] = nlohmann::json{{"type", "char"}, {"characters", "abc"}}.dump();
+    std::string characters;
+    for (char c = '!'; c <= '~'; ++c) characters += c;  // 94 characters for a model of fewer
+    metadata["tokenizer"] = nlohmann::json{{"type", "char"}, {"characters", characters}}.dump();
   });
-  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the vocabulary has 3 characters"), tg::Error);
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the char tokenizer has 94 tokens but the config's vocab_size is only"),
+                       tg::Error);
+
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    metadata["tokenizer"] = nlohmann::json{{"type", "sentencepiece"}}.dump();
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("unknown tokenizer type 'sentencepiece'"), tg::Error);
+
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    metadata["tokenizer"] = nlohmann::json{{"type", "bpe"}, {"encoder.json", "{\"a\": 0}"}}.dump();
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("no text field 'vocab.bpe'"), tg::Error);
 }
 
 TEST_CASE("checkpoint: a truncated file is refused by the reader") {

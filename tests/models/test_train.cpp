@@ -29,8 +29,9 @@ TEST_CASE("split_by_position: the first 90% trains, the rest validates, in order
   std::vector<int64_t> ids(20);
   std::iota(ids.begin(), ids.end(), 0);
   const TokenSplits splits = split_by_position(ids);
-  CHECK(splits.train.ids() == std::vector<int64_t>(ids.begin(), ids.begin() + 18));
-  CHECK(splits.val.ids() == std::vector<int64_t>{18, 19});
+  CHECK(splits.train.ids(0, 18) == std::vector<int64_t>(ids.begin(), ids.begin() + 18));
+  CHECK(splits.val.ids(0, 2) == std::vector<int64_t>{18, 19});
+  CHECK_THROWS_WITH_AS(splits.val.ids(1, 2), doctest::Contains("tokens 1 to 3 are out of range"), tg::Error);
   CHECK_THROWS_WITH_AS(split_by_position(ids, 1.0), doctest::Contains("train fraction 1"), tg::Error);
 }
 
@@ -69,7 +70,7 @@ TEST_CASE("train: a tiny model learns the tiny corpus") {
   ScratchDir dir;
   TrainSettings settings = tg::testing::tiny_settings(40);
   settings.lr = 1e-2;
-  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings);
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), settings);
   std::ostringstream progress;
   const TrainResult result = run->train(with_metrics(dir), progress);
   CHECK(result.steps == 40);
@@ -85,7 +86,7 @@ TEST_CASE("train: a tiny model learns the tiny corpus") {
 
 TEST_CASE("train: the metrics log has one JSON object per step and per evaluation") {
   ScratchDir dir;
-  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(8));
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), tg::testing::tiny_settings(8));
   std::ostringstream progress;
   run->train(with_metrics(dir), progress);
   std::ifstream log(dir.file("metrics.jsonl"));
@@ -115,7 +116,7 @@ TEST_CASE("train --resume: an interrupted run continues with exactly the same lo
   std::ostringstream progress;
 
   ScratchDir straight_dir;
-  auto straight = TrainingRun::start(tg::testing::tiny_corpus(), config, settings);
+  auto straight = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), config, settings);
   const TrainResult uninterrupted = straight->train(tg::testing::outputs_in(straight_dir.path()), progress);
   REQUIRE(uninterrupted.step_losses.size() == 12);
 
@@ -123,12 +124,12 @@ TEST_CASE("train --resume: an interrupted run continues with exactly the same lo
     CAPTURE(stop);
     ScratchDir dir;
     const TrainOutputs first_part = tg::testing::outputs_in(dir.path(), stop);
-    const TrainResult before = TrainingRun::start(tg::testing::tiny_corpus(), config, settings)->train(first_part, progress);
+    const TrainResult before = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), config, settings)->train(first_part, progress);
     REQUIRE(before.step_losses.size() == static_cast<size_t>(stop));
 
     const Checkpoint checkpoint = load_checkpoint(dir.file("model.safetensors"));
     CHECK(checkpoint.header.step == stop);
-    auto resumed = TrainingRun::resume(checkpoint, tg::testing::tiny_corpus(), checkpoint.header.settings);
+    auto resumed = TrainingRun::resume(checkpoint, char_level_data(tg::testing::tiny_corpus()), checkpoint.header.settings);
     const TrainResult after = resumed->train(tg::testing::outputs_in(dir.path()), progress);
     CHECK(after.steps == 12);
 
@@ -147,7 +148,7 @@ TEST_CASE("train --resume: an interrupted run continues with exactly the same lo
 
 TEST_CASE("train: a NaN loss stops the run with a message naming the step") {
   ScratchDir dir;
-  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(8));
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), tg::testing::tiny_settings(8));
   const TrainOutputs outputs = tg::testing::outputs_in(dir.path(), 2);
   std::ostringstream progress;
   run->train(outputs, progress);
@@ -161,11 +162,11 @@ TEST_CASE("train: a NaN loss stops the run with a message naming the step") {
 TEST_CASE("train: errors name the setting") {
   TrainSettings settings = tg::testing::tiny_settings();
   settings.min_lr = 1;
-  CHECK_THROWS_WITH_AS(TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings),
+  CHECK_THROWS_WITH_AS(TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), settings),
                        doctest::Contains("--min-lr must be a number from 0 to --lr (0.003), got 1"), tg::Error);
   GPTConfig config = tg::testing::tiny_config();
   config.block_size = 4000;  // longer than the validation split
-  CHECK_THROWS_WITH_AS(TrainingRun::start(tg::testing::tiny_corpus(), config, tg::testing::tiny_settings()),
+  CHECK_THROWS_WITH_AS(TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), config, tg::testing::tiny_settings()),
                        doctest::Contains("too few for one window"), tg::Error);
 }
 
@@ -178,7 +179,7 @@ TEST_CASE("train: diverged weights are never saved, and the run does not end as 
   settings.lr = 1e38;
   settings.min_lr = 0;
   settings.warmup = 0;
-  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings);
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), settings);
   std::ostringstream progress;
   CHECK_THROWS_WITH_AS(run->train(tg::testing::outputs_in(dir.path()), progress),
                        doctest::Contains("the weights have diverged, so they were not saved"), tg::Error);
@@ -194,7 +195,7 @@ TEST_CASE("train: temporary files left by a killed save are removed when the run
   ScratchDir dir;
   const std::string stale = dir.file(std::string(kLatestCheckpointFile) + ".tmp.4999999.7");  // no such process
   std::ofstream(stale) << "half a checkpoint";
-  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
   std::ostringstream progress;
   run->train(tg::testing::outputs_in(dir.path()), progress);
   CHECK_FALSE(std::filesystem::exists(stale));
@@ -208,11 +209,11 @@ TEST_CASE("train --resume: the metrics log is cut back to the checkpoint, withou
   TrainSettings settings = tg::testing::tiny_settings(6);
   settings.eval_interval = 2;
   std::ostringstream progress;
-  TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), settings)->train(outputs, progress);
+  TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), settings)->train(outputs, progress);
   // The run then went on to step 5 and was killed while writing step 6's line.
   std::ofstream(dir.file("metrics.jsonl"), std::ios::app) << "{\"iter\": 5, \"train_loss\": 1.0}\n{\"iter\": 6, \"tr";
 
-  auto resumed = TrainingRun::resume(load_checkpoint(dir.file(kLatestCheckpointFile)), tg::testing::tiny_corpus(),
+  auto resumed = TrainingRun::resume(load_checkpoint(dir.file(kLatestCheckpointFile)), char_level_data(tg::testing::tiny_corpus()),
                                      settings);
   outputs.stop_after = -1;
   resumed->train(outputs, progress);
@@ -230,7 +231,7 @@ TEST_CASE("train: a metrics log that cannot be written (a full disk) stops the r
   ScratchDir dir;
   TrainOutputs outputs = tg::testing::outputs_in(dir.path());
   outputs.metrics_path = "/dev/full";  // every write fails with ENOSPC
-  auto run = TrainingRun::start(tg::testing::tiny_corpus(), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
   std::ostringstream progress;
   CHECK_THROWS_WITH_AS(run->train(outputs, progress),
                        doctest::Contains("cannot write the metrics log '/dev/full' (is the disk full?)"), tg::Error);

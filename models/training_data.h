@@ -1,0 +1,32 @@
+// What a training run learns from: a tokenizer and the corpus it encoded,
+// split by position into train and val (models/data.h).
+//
+// Three ways to get one:
+//   char_level_data(text)          the characters of the text are the vocabulary (the classic demo)
+//   tokenized_text_data(text, tok) a small text encoded in memory with a given tokenizer (GPT-2's BPE, ...)
+//   prepared_data(dir)             a corpus tokenised ahead by `tinygpt prepare`, memory-mapped
+//                                  (models/token_dataset.h)
+// The tokenizer travels into the run's checkpoints, so a model trained on any
+// of them samples and evaluates without its data.
+#pragma once
+#include <string>
+
+#include "models/data.h"
+#include "tokenizer/text_tokenizer.h"
+
+namespace tg {
+
+struct TrainingData {
+  tokenizer::TextTokenizer tokenizer;
+  TokenSplits splits;
+  std::string description;  // for the run's header line: where the ids came from
+};
+
+// Throws tg::Error when the text is empty or not valid UTF-8.
+TrainingData char_level_data(const std::string& text);
+// Throws tg::Error naming the problem when the tokenizer cannot encode the text.
+TrainingData tokenized_text_data(const std::string& text, tokenizer::TextTokenizer tokenizer);
+// Throws tg::Error naming the file when the dataset is incomplete or inconsistent.
+TrainingData prepared_data(const std::string& directory);
+
+}  // namespace tg
