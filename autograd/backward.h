@@ -13,6 +13,8 @@ namespace tg {
 // accumulating (+=) into gradients already there. For a non-scalar output pass
 // its gradient (same shape). The tape is released afterwards unless
 // keep_graph is true; a second backward through a released tape throws.
+// Re-entrant: all its state is local, so a node's backward may itself call
+// backward() on a graph of its own (activation_checkpoint's recompute does).
 void backward(const Tensor& output, const Tensor& grad_output = Tensor(), bool keep_graph = false);
 
 // Sets .grad of each tensor to undefined (the next backward starts from zero).

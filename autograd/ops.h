@@ -1,6 +1,7 @@
 // Everything a user of the engine calls: tensors, factories, differentiable ops,
-// backward and the no-grad guard.
+// backward, the no-grad guard and activation checkpointing.
 #pragma once
+#include "autograd/activation_checkpoint.h"
 #include "autograd/backward.h"
 #include "autograd/elementwise_ops.h"
 #include "autograd/grad_mode.h"

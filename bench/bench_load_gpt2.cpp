@@ -14,7 +14,6 @@
 // The model is written by a child process, so none of its memory (in the
 // allocator or tinygpt's buffer cache) is resident in the measuring one.
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,18 +21,18 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "bench/proc_readings.h"
 #include "models/hf_gpt2.h"
-#include "tensor/storage.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using bench::release_memory, bench::reset_peak_rss, bench::status_bytes;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -42,22 +41,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
-}
-
-// A field of /proc/self/status in bytes ("VmRSS", "VmHWM").
-double status_bytes(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.starts_with(field + ":")) return std::stod(line.substr(field.size() + 1)) * 1024.0;  // kB
-  return 0;
-}
-
-void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
-// Gives freed memory back to the system, so the next run starts from the same state.
-void release_memory() {
-  tg::Storage::release_cached();
-  ::malloc_trim(0);
 }
 
 double time_read(const std::string& path, std::vector<char>& buffer) {

@@ -20,18 +20,6 @@ namespace {
 
 constexpr int64_t kIgnoredTarget = -100;  // nn::cross_entropy's ignore_index
 
-// Turns recording on or off for its lifetime (NoGradGuard only turns it off).
-class GradModeScope {
- public:
-  explicit GradModeScope(bool enabled) : previous_(is_grad_enabled()) { set_grad_enabled(enabled); }
-  ~GradModeScope() { set_grad_enabled(previous_); }
-  GradModeScope(const GradModeScope&) = delete;
-  GradModeScope& operator=(const GradModeScope&) = delete;
-
- private:
-  bool previous_;
-};
-
 double gradient_norm(const Tensor& leaf) { return nn::grad_norm({leaf}); }  // 0 without a gradient
 
 void check_options(const GPTConfig& config, const std::string& prompt, const WalkthroughOptions& options) {
@@ -207,7 +195,7 @@ Walkthrough walk_through(GPT& model, const tokenizer::TextTokenizer& tokenizer, 
   walkthrough.stages.push_back(tokens_stage(walkthrough, id_tensor, tokenizer_kind));
 
   const bool with_loss = !options.target.empty();
-  GradModeScope grad_mode(with_loss);
+  GradModeGuard grad_mode(with_loss);
   const ParameterLeaves parameters = parameter_leaves(model, with_loss);
   TracedForward traced = traced_forward(config, parameters, id_tensor, options, tokenizer_kind, walkthrough.stages);
   walkthrough.predictions = predictions_of(walkthrough, traced.probabilities, tokenizer, options.top_k);

@@ -96,7 +96,15 @@ Tensor GPT::forward(const Tensor& ids, LogitPositions positions) {
   check(time <= config_.block_size, "GPT::forward: sequence of ", time, " tokens is longer than block_size ",
         config_.block_size);
   Tensor x = embed(ids, 0);  // (B, T, C)
-  for (const auto& block : blocks_) x = block->forward(x);
+  for (const std::shared_ptr<nn::Block>& block : blocks_) {
+    if (!activation_checkpointing_) {
+      x = block->forward(x);  // (B, T, C)
+      continue;
+    }
+    // The dropout generator is rewound for the recompute, so the masks are the same.
+    x = activation_checkpoint([block](const Tensor& input) { return block->forward(input); }, x,
+                              dropout_generator_);  // (B, T, C)
+  }
   return logits(x, positions);
 }
 

@@ -76,6 +76,15 @@ class GPT : public nn::Module {
   // One empty cache per layer, room for `capacity` <= block_size positions.
   std::vector<nn::KVCache> make_caches(int64_t batch, int64_t capacity) const;
 
+  // Activation checkpointing, a training option (off by default; not part of the
+  // config, which describes the model, not how it is trained): in a forward that
+  // records a graph, each block keeps only its input (B, T, C) and recomputes its
+  // internals during the backward (autograd/activation_checkpoint.h), redrawing
+  // the same dropout masks. Losses and gradients are those of the plain path to
+  // the bit; the cost is one more forward of the blocks per step.
+  void set_activation_checkpointing(bool enabled) { activation_checkpointing_ = enabled; }
+  bool activation_checkpointing() const { return activation_checkpointing_; }
+
   // The generator every dropout layer draws from (seeded from `seed`); a checkpoint
   // that saves its state resumes dropout exactly.
   Generator& dropout_generator() { return *dropout_generator_; }
@@ -110,6 +119,7 @@ class GPT : public nn::Module {
   std::shared_ptr<nn::LayerNorm> ln_f_;
   std::shared_ptr<nn::Linear> lm_head_;  // null when tied
   bool fused_decode_ = true;
+  bool activation_checkpointing_ = false;
 };
 
 // The module tree with shapes, then the parameter count.

@@ -1,0 +1,114 @@
+// Activation memory and step time of GPT training, with and without activation
+// checkpointing (GPT::set_activation_checkpointing, autograd/activation_checkpoint.h).
+//
+//   bench_activation_memory [--config gpt2] [--batch 4] [--block 1024] [--steps 3] [--warmup 1]
+//                           [--checkpoint-activations] [--threads N]
+//
+// Builds the preset (dropout 0; the character presets with 65 tokens, gpt2 with
+// its 50257), a ParameterArena and AdamW, then runs warmup + steps training
+// steps (zero_grad, loss, backward, AdamW step) on one random batch (B, T).
+// Memory, in MiB:
+//   state        parameters + gradients + AdamW's two moments: 4 x P x 4 bytes
+//   baseline     VmRSS just before the first step, once the buffers freed while
+//                building were handed back: the state plus code, libraries and
+//                the allocator's own. The peak is reset there (/proc/self/clear_refs),
+//                so the construction's transient peak does not count.
+//   peak         VmHWM after the steps
+//   activations  peak - baseline: what the steps add on top of the state (saved
+//                activations, gradients in flight, tinygpt's buffer cache)
+// Peak memory belongs to the whole process, so measure one configuration per
+// process: bench/run_activation_memory.sh runs both modes, and searches the
+// largest batch that fits a memory budget. Prints one JSON line, with the loss
+// of the first step (the same in both modes: checkpointing changes no number).
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "autograd/backward.h"
+#include "bench/proc_readings.h"
+#include "models/gpt.h"
+#include "nn/optim/adamw.h"
+#include "nn/parameter_arena.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+#include "tensor/view.h"
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Activation memory and step time of GPT training, with or without activation checkpointing"};
+  std::string preset = "gpt2";
+  int64_t batch = 4, block = 1024, steps = 3, warmup = 1;
+  int threads = 0;
+  bool checkpoint_activations = false;
+  app.add_option("--config", preset, "Preset: gpt2, cpu-small, baby, ...")->capture_default_str();
+  app.add_option("--batch", batch, "B")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--block", block, "T: tokens per row")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "Untimed steps first (their memory counts)")->capture_default_str();
+  app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
+  app.add_flag("--checkpoint-activations", checkpoint_activations,
+               "Keep only each block's input; recompute its internals in the backward");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (threads > 0) tg::set_num_threads(threads);
+    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+    config.block_size = std::max(config.block_size, block);
+    config.dropout = 0;
+    tg::GPT model(config, 1);
+    model.set_activation_checkpointing(checkpoint_activations);
+    tg::nn::ParameterArena arena(model);
+    tg::nn::AdamW optimizer(arena, tg::nn::AdamWOptions{});
+    tg::Generator generator(0);
+    const tg::Tensor ids = tg::randint({batch, block + 1}, 0, config.vocab_size, generator);
+    const tg::Tensor inputs = tg::raw::contiguous(tg::raw::narrow(ids, 1, 0, block));   // (B, T)
+    const tg::Tensor targets = tg::raw::contiguous(tg::raw::narrow(ids, 1, 1, block));  // (B, T)
+
+    bench::release_memory();
+    const double baseline = bench::status_bytes("VmRSS");
+    bench::reset_peak_rss();
+    double first_loss = 0;
+    std::vector<double> milliseconds;
+    for (int64_t step = 0; step < warmup + steps; ++step) {
+      const auto started = std::chrono::steady_clock::now();
+      arena.zero_grad();
+      const tg::Tensor loss = model.loss(inputs, targets);
+      if (step == 0) first_loss = loss.item<double>();
+      tg::backward(loss);
+      optimizer.step();
+      const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - started;
+      if (step >= warmup) milliseconds.push_back(elapsed.count());
+    }
+    const double peak = bench::status_bytes("VmHWM");
+    std::sort(milliseconds.begin(), milliseconds.end());
+    const double state = 4.0 * static_cast<double>(model.parameter_count()) * sizeof(float);
+    const nlohmann::json result = {{"config", preset},
+                                   {"parameters", model.parameter_count()},
+                                   {"batch", batch},
+                                   {"block", block},
+                                   {"checkpoint_activations", checkpoint_activations},
+                                   {"cpu", bench::cpu_model_name()},
+                                   {"threads", tg::num_threads()},
+                                   {"state_mib", state / kMiB},
+                                   {"baseline_rss_mib", baseline / kMiB},
+                                   {"peak_rss_mib", peak / kMiB},
+                                   {"activation_mib", (peak - baseline) / kMiB},
+                                   {"peak_minus_state_mib", (peak - state) / kMiB},
+                                   {"ms_median", milliseconds[milliseconds.size() / 2]},
+                                   {"first_loss", first_loss}};
+    std::cout << result.dump() << std::endl;
+  } catch (const std::exception& error) {
+    std::cerr << "bench_activation_memory: error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
