@@ -51,6 +51,7 @@ struct TrainArguments {
   std::string out = "out";
   std::string log;
   bool resume = false;
+  bool checkpoint_activations = false;
   int threads = 0;
   TrainSettings settings;
   // Model overrides of the preset (applied only when given).
@@ -252,6 +253,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     model = model_description(command, run->state().config);
   }
 
+  run->model().set_activation_checkpointing(arguments.checkpoint_activations);
   const GPTConfig& config = run->state().config;
   const TrainSettings& settings = run->state().settings;
   const TrainingData& data = run->data();
@@ -268,7 +270,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
             << config.batch_size << " x " << config.block_size << " = " << tokens_per_step
             << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
-            << settings.seed << "\n";
+            << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "") << "\n";
   if (settings.warmup > settings.iters)
     std::cerr << "note: --warmup " << settings.warmup << " is longer than --iters " << settings.iters
               << ": the learning rate warms up over all " << settings.iters << " steps and never decays\n";
@@ -305,6 +307,9 @@ void add_train_command(CLI::App& app) {
   command->add_option("--out", arguments->out, "Directory for model.safetensors, best.safetensors, metrics.jsonl")
       ->capture_default_str();
   command->add_flag("--resume", arguments->resume, "Continue the run saved in --out DIR/model.safetensors");
+  command->add_flag("--checkpoint-activations", arguments->checkpoint_activations,
+                    "Keep only each block's input in the forward and recompute the rest in the backward: "
+                    "less memory, more time, the same numbers");
   command->add_option("--log", arguments->log, "JSON Lines metrics file (default: DIR/metrics.jsonl)");
   command->add_option("--layers", arguments->layers, "Override the preset's number of layers")->check(positive_integer());
   command->add_option("--heads", arguments->heads, "Override the preset's attention heads")->check(positive_integer());

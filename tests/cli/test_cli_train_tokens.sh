@@ -35,6 +35,16 @@ grep -q "^loss " "$work/out" || fail "eval a BPE checkpoint: no loss line"
 expect_error "resume with another tokenizer" "trained with a different gpt2 tokenizer" \
   "$tinygpt" train --data "$work/corpus.txt" --tokenizer char --out "$work/bpe" --resume --iters 8
 
+# Activation checkpointing changes memory and time, never the numbers: the same losses as without it.
+"$tinygpt" train --data "$work/corpus.txt" "${small[@]}" --dropout 0.1 --iters 4 --out "$work/plain" --log "$work/plain.jsonl" \
+  2>/dev/null || fail "train without activation checkpointing failed"
+"$tinygpt" train --data "$work/corpus.txt" "${small[@]}" --dropout 0.1 --iters 4 --out "$work/recomputed" \
+  --log "$work/recomputed.jsonl" --checkpoint-activations 2>"$work/err" || fail "train --checkpoint-activations: $(cat "$work/err")"
+grep -q "activation checkpointing" "$work/err" || fail "train --checkpoint-activations: the header does not say so"
+losses() { grep -o '"train_loss":[^,]*\|"val_loss":[^,]*' "$1"; }
+[[ "$(losses "$work/plain.jsonl")" == "$(losses "$work/recomputed.jsonl")" ]] \
+  || fail "train --checkpoint-activations: the losses differ from the plain run's"
+
 # A vocabulary of our own from bpe-train.
 "$tinygpt" bpe-train --data "$work/corpus.txt" --vocab-size 300 --out "$work/vocab" 2>/dev/null || fail "bpe-train failed"
 "$tinygpt" train --data "$work/corpus.txt" --tokenizer "$work/vocab" "${small[@]}" --iters 2 --out "$work/own" \
