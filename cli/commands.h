@@ -9,6 +9,7 @@ namespace tg::cli {
 void add_demo_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_bpe_train_command(CLI::App& app);
+void add_prepare_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_eval_command(CLI::App& app);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   tg::cli::add_demo_command(app);
   tg::cli::add_tokenize_command(app);
   tg::cli::add_bpe_train_command(app);
+  tg::cli::add_prepare_command(app);
   tg::cli::add_train_command(app);
   tg::cli::add_sample_command(app);
   tg::cli::add_eval_command(app);

@@ -17,6 +17,7 @@ packages=(
   nlohmann-json3-dev       # JSON (checkpoint headers, encoder.json, metrics)
   libcli11-dev             # the command line
   libutf8proc-dev          # Unicode categories for GPT-2's pre-tokenisation
+  libxxhash-dev            # XXH3-64, the checksum of prepared datasets' token files (tinygpt prepare)
   python3 curl ca-certificates
 )
 case "${1:-}" in

@@ -40,6 +40,11 @@ void AtomicFile::write(const void* bytes, size_t count) {
   }
 }
 
+void AtomicFile::truncate(uint64_t size) {
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) fail_io("cannot truncate");
+  if (::lseek(fd_, static_cast<off_t>(size), SEEK_SET) < 0) fail_io("cannot seek in");
+}
+
 // The data is on disk before the name points at it.
 void AtomicFile::commit() {
   if (::fsync(fd_) != 0) fail_io("cannot flush");

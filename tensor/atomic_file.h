@@ -10,6 +10,7 @@
 //   write_file_atomically(path, text, "export");   // the same for one string
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,10 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(const void* bytes, size_t count);
+  // Drops every byte from `size` on; later writes continue at `size`.
+  void truncate(uint64_t size);
+  // Where the bytes are until commit(), e.g. to read back what was written.
+  const std::string& temporary_path() const { return path_; }
   // fsync, close, rename over the target, then fsync the directory (best effort).
   void commit();
 

@@ -1,6 +1,6 @@
 # Shared by the CLI test scripts (source it after setting `tinygpt`):
-# a scratch folder removed on exit, a failure counter, expect_error and the
-# closing summary.
+# a scratch folder removed on exit, a failure counter, expect_error,
+# expect_exit and the closing summary.
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -18,6 +18,16 @@ expect_error() {
   [[ $(wc -l <"$work/err") -eq 1 ]] || fail "$name: expected one line on stderr, got: $(cat "$work/err")"
   grep -qF -- "$expected" "$work/err" || fail "$name: stderr lacks '$expected': $(cat "$work/err")"
   [[ ! -s $work/out ]] || fail "$name: unexpected stdout: $(head -c 300 "$work/out")"
+}
+
+# expect_exit NAME CODE EXPECTED_TEXT COMMAND...: expect_error, and exactly this exit code.
+expect_exit() {
+  local name=$1 code=$2 expected=$3
+  shift 3
+  expect_error "$name" "$expected" "$@"
+  "$@" >/dev/null 2>&1
+  local status=$?
+  [[ $status -eq $code ]] || fail "$name: exit code $status, expected $code"
 }
 
 # finish WHAT: the summary line and the exit code.

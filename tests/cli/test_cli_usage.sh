@@ -8,16 +8,6 @@ set -uo pipefail
 tinygpt=${1:?usage: $0 path/to/tinygpt}
 source "$(dirname "$0")/cli_test_helpers.sh"
 
-# expect_exit NAME CODE EXPECTED_TEXT COMMAND...: expect_error, and exactly this exit code.
-expect_exit() {
-  local name=$1 code=$2 expected=$3
-  shift 3
-  expect_error "$name" "$expected" "$@"
-  "$@" >/dev/null 2>&1
-  local status=$?
-  [[ $status -eq $code ]] || fail "$name: exit code $status, expected $code"
-}
-
 # Number-valued flags: the valid range in words, for a wrong number and for no number.
 expect_exit "negative tokens" 2 "sample: --tokens must be an integer from 1 to 1000000, got -5" "$tinygpt" sample --tokens -5
 expect_exit "tokens not a number" 2 "--tokens must be an integer from 1 to 1000000, got abc" "$tinygpt" sample --tokens abc

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -42,6 +43,24 @@ inline std::string read_file(const std::filesystem::path& path) {
 inline void write_file(const std::filesystem::path& path, std::string_view contents) {
   std::ofstream file(path, std::ios::binary);
   file << contents;
+}
+
+// Text made to trip up a cut between pre-tokens: runs of every kind of
+// whitespace (ASCII, NBSP, U+0085, U+3000, "\r\n", tabs), words in several
+// scripts, digits (ASCII, Arabic-Indic), contractions and lone apostrophes,
+// symbols, emoji, "<|endoftext|>" and bytes that are not UTF-8 (stray
+// continuation bytes, a lead byte without its continuation), in random order.
+inline std::string adversarial_text(std::size_t fragments, unsigned seed = 1) {
+  static const char* const kinds[] = {
+      " ", "  ", "   ", "\n", "\n\n", "\n\n\n", "\t", "\r\n", " \n", "\n ", "\xC2\xA0", "\xC2\x85",
+      "\xE3\x80\x80", "\xE2\x80\xA8", "word", "Word", "caf\xC3\xA9", "\xE4\xBD\xA0\xE5\xA5\xBD", "\xD9\xA3\xD9\xA4",
+      "42", "3.14", "'s", "'ll", "'re", "'ve", "'m", "'d", "'t", "'", "''", "don't", "'S", "!?", "...", "--",
+      "\xF0\x9F\x98\x80", "<|endoftext|>", "\xFF", "\x80", "\xC3", "\xE2\x80", "a", "1", ".", "\xC3\xA9\n"};
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kinds) - 1);
+  std::string text;
+  for (std::size_t i = 0; i < fragments; ++i) text += kinds[pick(random)];
+  return text;
 }
 
 // A fresh, empty directory under the system's temporary directory, removed

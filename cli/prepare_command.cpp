@@ -1,0 +1,127 @@
+// tinygpt prepare: tokenise text files once into a dataset that is read from
+// disk for training (models/prepare_tokens.h writes it, models/token_dataset.h reads it).
+//
+//   tinygpt prepare --data a.txt b.txt --tokenizer gpt2 --out data/mine
+//
+// writes data/mine/train.bin and val.bin (the ids, uint16 or uint32), meta.json
+// and, for a BPE tokenizer, a copy of its encoder.json and vocab.bpe.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/data_paths.h"
+#include "cli/flag_checks.h"
+#include "cli/usage_errors.h"
+#include "models/prepare_tokens.h"
+#include "tensor/threads.h"
+#include "tokenizer/gpt2_files.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct PrepareArguments {
+  std::vector<std::string> data;
+  std::string tokenizer;
+  std::string vocab;
+  std::string out;
+  double val_fraction = 0.1;
+  int threads = 0;
+  std::size_t chunk_bytes = PrepareOptions{}.piece_bytes;
+};
+
+// --tokenizer char | gpt2 | DIR (with --vocab only for gpt2), as PrepareOptions says it.
+void choose_tokenizer(const PrepareArguments& arguments, PrepareOptions& options) {
+  check_usage(arguments.vocab.empty() || arguments.tokenizer == "gpt2",
+              "--vocab is GPT-2's vocabulary, for --tokenizer gpt2 only (a BPE directory is given as --tokenizer DIR)");
+  if (arguments.tokenizer == "char") {
+    options.tokenizer = DatasetTokenizer::char_level;
+  } else if (arguments.tokenizer == "gpt2") {
+    options.tokenizer = DatasetTokenizer::gpt2;
+    options.vocabulary_directory = arguments.vocab.empty() ? default_gpt2_vocab_dir("prepare") : arguments.vocab;
+  } else {
+    check_usage(tokenizer::has_gpt2_vocabulary(arguments.tokenizer), "--tokenizer must be char, gpt2 or a directory "
+                "holding encoder.json and vocab.bpe (the output of tinygpt bpe-train), got ", arguments.tokenizer);
+    options.tokenizer = DatasetTokenizer::bpe;
+    options.vocabulary_directory = arguments.tokenizer;
+  }
+}
+
+std::string plural(int64_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+void print_summary(const PrepareSummary& summary, const std::string& out) {
+  const TokenDatasetMeta& meta = summary.meta;
+  const double megabytes = static_cast<double>(summary.source_bytes) / 1e6;
+  char line[300];
+  std::snprintf(line, sizeof line, "prepare: %s, %.2f MB in %.2f s (%.1f MB/s); %s tokenizer, vocabulary of %lld, %s",
+                plural(static_cast<int64_t>(meta.sources.size()), "file").c_str(), megabytes, summary.seconds,
+                summary.seconds > 0 ? megabytes / summary.seconds : 0.0, meta.tokenizer.type.c_str(),
+                static_cast<long long>(meta.vocab_size), token_dtype_name(meta.dtype));
+  std::cerr << line << "\n"
+            << "prepare: train " << meta.train.tokens << " tokens, val " << meta.val.tokens << " tokens; written to "
+            << out << " (" << meta.train.file << ", " << meta.val.file << ", " << kTokenDatasetMetaFile << ")\n";
+}
+
+void run_prepare(const PrepareArguments& arguments) {
+  if (arguments.threads > 0) set_num_threads(arguments.threads);
+  PrepareOptions options;
+  choose_tokenizer(arguments, options);
+  options.sources = arguments.data;
+  options.out_directory = arguments.out;
+  options.val_fraction = arguments.val_fraction;
+  options.piece_bytes = arguments.chunk_bytes;
+  options.progress = &std::cerr;
+  options.progress_is_terminal = isatty(STDERR_FILENO) == 1;
+  print_summary(prepare_token_dataset(options), arguments.out);
+}
+
+}  // namespace
+
+void add_prepare_command(CLI::App& app) {
+  auto arguments = std::make_shared<PrepareArguments>();
+  CLI::App* command = app.add_subcommand("prepare", "Tokenise text files once into a dataset for training");
+  command->footer(
+      "Writes into --out DIR: train.bin and val.bin, the token ids (little-endian uint16, or uint32 for a "
+      "vocabulary of more than 65,536), split by position (the last --val-fraction is val); meta.json (the "
+      "tokenizer, vocabulary size, dtype, token counts and each file's XXH3 hash), written last; and for a BPE "
+      "tokenizer a copy of its encoder.json and vocab.bpe, so that the dataset stands alone.");
+  command->add_option("--data", arguments->data, "Text files, one document each; with a BPE tokenizer "
+                                                 "<|endoftext|> goes between them")
+      ->required()
+      ->type_name("FILE")
+      ->expected(1, -1);
+  command->add_option("--tokenizer", arguments->tokenizer,
+                      "char (the corpus's characters), gpt2 (GPT-2's vocabulary, see --vocab) or a directory "
+                      "from tinygpt bpe-train")
+      ->required()
+      ->type_name("char|gpt2|DIR");
+  command->add_option("--vocab", arguments->vocab,
+                      "GPT-2's encoder.json and vocab.bpe for --tokenizer gpt2 (default: $TINYGPT_DATA_DIR/gpt2, "
+                      "else ../shared/data/gpt2 beside the checkout)")
+      ->type_name("DIR");
+  command->add_option("--out", arguments->out, "Directory to write the dataset into (created if needed)")
+      ->required()
+      ->type_name("DIR");
+  command->add_option("--val-fraction", arguments->val_fraction,
+                      "The last part of the tokens, by position, kept for validation")
+      ->capture_default_str()
+      ->check(fraction_below_one());
+  command->add_option("--threads", arguments->threads, "Threads that encode (default: all)")->check(positive_integer());
+  // Not hidden: CLI11 leaves a hidden flag's name out of its error messages.
+  command->add_option("--chunk-bytes", arguments->chunk_bytes,
+                      "Bytes of text per piece as the files are streamed (memory is a few pieces per thread); "
+                      "the ids do not depend on it")
+      ->capture_default_str()
+      ->type_name("N")
+      ->check(positive_integer());
+  command->callback([arguments] { run_prepare(*arguments); });
+}
+
+}  // namespace tg::cli

@@ -1,0 +1,74 @@
+// meta.json, the description of a prepared dataset (`tinygpt prepare`): which
+// tokenizer made the ids, how they are stored, and what each token file holds.
+//
+//   {
+//     "format": "tinygpt-tokens-v1",
+//     "tokenizer": {"type": "char", "characters": "\n !$&',-.3:;?ABC...xyz"},
+//     "vocab_size": 65,
+//     "dtype": "uint16",
+//     "train": {"file": "train.bin", "tokens": 1003854, "xxh3": "9f2c...(16 hex digits)"},
+//     "val": {"file": "val.bin", "tokens": 111540, "xxh3": "..."},
+//     "sources": [{"file": "tinyshakespeare.txt", "bytes": 1115394}]
+//   }
+//
+// "tokenizer" is {"type": "char", "characters": the vocabulary in id order} or
+// {"type": "gpt2" (GPT-2's own vocabulary) or "bpe" (one from `tinygpt bpe-train`),
+//  "encoder": "encoder.json", "merges": "vocab.bpe"}, copies of the vocabulary
+// files kept in the dataset's directory so that it stands alone.
+// "dtype" is "uint16" when every id fits 16 bits (vocab_size <= 65536), else "uint32".
+// "xxh3" is the XXH3-64 hash of the file's bytes (models/file_hash.h).
+// "sources" are the text files the tokens came from, in order, as they were named.
+//
+// Every file a meta.json names is a plain name inside the dataset's directory:
+// one from a stranger cannot point anywhere else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/token_file.h"
+
+namespace tg {
+
+inline constexpr const char* kTokenDatasetFormat = "tinygpt-tokens-v1";
+inline constexpr const char* kTokenDatasetMetaFile = "meta.json";
+
+struct DatasetTokenizerMeta {
+  std::string type;          // "char", "gpt2" or "bpe"
+  std::string characters;    // char: CharTokenizer::serialize() of the vocabulary
+  std::string encoder_file;  // gpt2, bpe: the copies of encoder.json and vocab.bpe
+  std::string merges_file;
+};
+
+struct TokenSplitMeta {
+  std::string file;
+  int64_t tokens = 0;
+  uint64_t xxh3 = 0;
+};
+
+struct TokenSourceMeta {
+  std::string file;
+  int64_t bytes = 0;
+};
+
+struct TokenDatasetMeta {
+  DatasetTokenizerMeta tokenizer;
+  int64_t vocab_size = 0;
+  TokenDType dtype = TokenDType::uint16;
+  TokenSplitMeta train;
+  TokenSplitMeta val;
+  std::vector<TokenSourceMeta> sources;
+
+  // The fields in the order above, "format" first.
+  nlohmann::ordered_json to_json() const;
+  // Checks every field before anything uses it: types, integers that are
+  // integers, non-negative counts, a known format, dtype and tokenizer type,
+  // a vocab_size from 1 to 2^32 whose ids fit the dtype, plain file names.
+  // Throws tg::Error starting with `where` (the meta.json's path) and naming the field.
+  static TokenDatasetMeta from_json(const nlohmann::json& json, const std::string& where);
+};
+
+}  // namespace tg

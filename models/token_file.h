@@ -1,0 +1,65 @@
+// One file of token ids (train.bin or val.bin of a prepared dataset), read
+// through a memory map so that a dataset larger than memory can be trained on.
+//
+// The file is nothing but the ids, little-endian, each uint16 or uint32 (the
+// dataset's meta.json says which; see models/token_dataset.h). Only the pages
+// that windows touch are read in, and the kernel may drop them again.
+//
+//   TokenFile train("data/shakespeare/train.bin", TokenDType::uint16, 65);
+//   std::vector<int64_t> window(block_size + 1);
+//   train.copy_window(start, block_size + 1, window.data());
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tg {
+
+enum class TokenDType { uint16, uint32 };
+
+const char* token_dtype_name(TokenDType dtype);  // "uint16", "uint32"
+std::optional<TokenDType> token_dtype_from_name(std::string_view name);
+int64_t token_dtype_bytes(TokenDType dtype);     // 2, 4
+// The narrowest dtype that holds every id of a vocabulary: uint16 up to 65,536
+// ids (0..65535), uint32 beyond.
+TokenDType token_dtype_for_vocab_size(int64_t vocab_size);
+// The largest vocabulary whose ids all fit `dtype`.
+int64_t token_dtype_max_vocab_size(TokenDType dtype);
+
+class TokenFile {
+ public:
+  // Maps `path` read-only. Throws tg::Error naming the file when it cannot be
+  // opened or mapped, or when its size is not a whole number of `dtype` ids.
+  // `vocab_size` is what copy_window checks ids against.
+  TokenFile(std::string path, TokenDType dtype, int64_t vocab_size);
+  ~TokenFile();
+  TokenFile(TokenFile&& other) noexcept;
+  TokenFile& operator=(TokenFile&& other) noexcept;
+  TokenFile(const TokenFile&) = delete;
+  TokenFile& operator=(const TokenFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  TokenDType dtype() const { return dtype_; }
+  int64_t vocab_size() const { return vocab_size_; }
+  int64_t size() const { return size_; }  // in tokens
+
+  // Writes ids [start, start + count) of the file, widened to int64, to out[0..count).
+  // Throws tg::Error naming the file when the window does not lie inside it, or
+  // naming the id and its position when an id is >= vocab_size (a damaged file,
+  // or one that belongs to another vocabulary). Read-only: threads may share a file.
+  void copy_window(int64_t start, int64_t count, int64_t* out) const;
+
+ private:
+  void unmap();
+
+  std::string path_;
+  TokenDType dtype_;
+  int64_t vocab_size_;
+  int64_t size_ = 0;
+  const void* mapping_ = nullptr;  // null for an empty file (nothing to map)
+  std::size_t mapped_bytes_ = 0;
+};
+
+}  // namespace tg
