@@ -89,7 +89,7 @@ void add_prepare_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("prepare", "Tokenise text files once into a dataset for training");
   command->footer(
       "Writes into --out DIR: train.bin and val.bin, the token ids (little-endian uint16, or uint32 for a "
-      "vocabulary of more than 65,536), split by position (the last --val-fraction is val); meta.json (the "
+      "vocabulary of more than 65,535), split by position (the last --val-fraction is val); meta.json (the "
       "tokenizer, vocabulary size, dtype, token counts and each file's XXH3 hash), written last; and for a BPE "
       "tokenizer a copy of its encoder.json and vocab.bpe, so that the dataset stands alone.");
   command->add_option("--data", arguments->data, "Text files, one document each; with a BPE tokenizer "

@@ -206,7 +206,9 @@ void encode_sources(const std::vector<TokenSourceMeta>& sources, const Tokenizer
         source, options.piece_bytes, find_cut,
         [&](const std::string& piece, int64_t offset) {
           try {
-            return gpt2 ? gpt2->encode(piece) : characters->encode(piece);
+            // "<|endoftext|>" written in a text is the separator it names, as when training encodes
+            // a text in memory (TextTokenizer::encode); a safe cut never falls inside it.
+            return gpt2 ? gpt2->encode(piece, tokenizer::SpecialTokens::recognised) : characters->encode(piece);
           } catch (const tokenizer::TokenizerError& error) {
             fail_in_piece(source.file, offset, error);
           }

@@ -9,9 +9,10 @@
 // (characters, then ids); BPE takes one.
 //
 // Each file is one document. With a BPE tokenizer "<|endoftext|>" goes between
-// documents, as in nanoGPT; char-level just concatenates them. The text itself
-// is encoded as ordinary text: an "<|endoftext|>" written inside a file is
-// spelled out, not taken for a document boundary.
+// documents, as in nanoGPT; char-level just concatenates them. An
+// "<|endoftext|>" written inside a file is that token too (corpora such as
+// TinyStories separate their documents so), exactly as `train --data FILE
+// --tokenizer gpt2` encodes a text in memory (TextTokenizer::encode).
 //
 // The split is by position, where split_by_position (models/data.h) puts it:
 // of N tokens, the first floor(N x (1 - val_fraction)) are train, the rest val.

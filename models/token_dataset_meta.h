@@ -15,7 +15,7 @@
 // {"type": "gpt2" (GPT-2's own vocabulary) or "bpe" (one from `tinygpt bpe-train`),
 //  "encoder": "encoder.json", "merges": "vocab.bpe"}, copies of the vocabulary
 // files kept in the dataset's directory so that it stands alone.
-// "dtype" is "uint16" when every id fits 16 bits (vocab_size <= 65536), else "uint32".
+// "dtype" is "uint16" when every id fits 16 bits (vocab_size <= 65,535, as the format promises), else "uint32".
 // "xxh3" is the XXH3-64 hash of the file's bytes (models/file_hash.h).
 // "sources" are the text files the tokens came from, in order, as they were named.
 //
@@ -66,7 +66,7 @@ struct TokenDatasetMeta {
   nlohmann::ordered_json to_json() const;
   // Checks every field before anything uses it: types, integers that are
   // integers, non-negative counts, a known format, dtype and tokenizer type,
-  // a vocab_size from 1 to 2^32 whose ids fit the dtype, plain file names.
+  // a vocab_size from 1 to 2^32 - 1 whose ids fit the dtype, plain file names.
   // Throws tg::Error starting with `where` (the meta.json's path) and naming the field.
   static TokenDatasetMeta from_json(const nlohmann::json& json, const std::string& where);
 };

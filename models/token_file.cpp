@@ -29,7 +29,7 @@ std::optional<TokenDType> token_dtype_from_name(std::string_view name) {
 int64_t token_dtype_bytes(TokenDType dtype) { return dtype == TokenDType::uint16 ? 2 : 4; }
 
 int64_t token_dtype_max_vocab_size(TokenDType dtype) {
-  return dtype == TokenDType::uint16 ? int64_t{1} << 16 : int64_t{1} << 32;
+  return dtype == TokenDType::uint16 ? (int64_t{1} << 16) - 1 : (int64_t{1} << 32) - 1;
 }
 
 TokenDType token_dtype_for_vocab_size(int64_t vocab_size) {

@@ -22,8 +22,9 @@ enum class TokenDType { uint16, uint32 };
 const char* token_dtype_name(TokenDType dtype);  // "uint16", "uint32"
 std::optional<TokenDType> token_dtype_from_name(std::string_view name);
 int64_t token_dtype_bytes(TokenDType dtype);     // 2, 4
-// The narrowest dtype that holds every id of a vocabulary: uint16 up to 65,536
-// ids (0..65535), uint32 beyond.
+// The dtype of a vocabulary's ids: uint16 up to 65,535 ids, uint32 beyond (the
+// format's rule, nanoGPT's too; a vocabulary of exactly 65,536 would fit 16 bits,
+// but one rule in words is worth more than its two bytes).
 TokenDType token_dtype_for_vocab_size(int64_t vocab_size);
 // The largest vocabulary whose ids all fit `dtype`.
 int64_t token_dtype_max_vocab_size(TokenDType dtype);

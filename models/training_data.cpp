@@ -1,9 +1,27 @@
 #include "models/training_data.h"
 
+#include "models/token_dataset.h"
 #include "tensor/error.h"
 #include "tokenizer/errors.h"
 
 namespace tg {
+
+namespace {
+
+// A split of a prepared dataset: its memory-mapped token file.
+class MappedTokens final : public TokenSource {
+ public:
+  explicit MappedTokens(TokenFile file) : file_(std::move(file)) {}
+  int64_t size() const override { return file_.size(); }
+  void copy_window(int64_t start, int64_t count, int64_t* out) const override {
+    file_.copy_window(start, count, out);  // checks every id against the vocabulary, naming the file
+  }
+
+ private:
+  TokenFile file_;
+};
+
+}  // namespace
 
 TrainingData char_level_data(const std::string& text) {
   try {
@@ -26,10 +44,16 @@ TrainingData tokenized_text_data(const std::string& text, tokenizer::TextTokeniz
                       std::to_string(count) + " tokens, encoded in memory"};
 }
 
-}  // namespace tg
-
-namespace tg {
 TrainingData prepared_data(const std::string& directory) {
-  fail("train: --data ", directory, ": prepared datasets are not wired in yet");  // replaced when models/token_dataset lands
+  PreparedDataset dataset = open_prepared_dataset(directory);
+  const int64_t tokens = dataset.train.size() + dataset.val.size();
+  std::string description = directory + " (prepared: " + std::to_string(tokens) + " tokens as " +
+                            token_dtype_name(dataset.meta.dtype) + ", " + dataset.tokenizer.kind() +
+                            " tokenizer of " + std::to_string(dataset.tokenizer.vocab_size()) + " tokens, memory-mapped)";
+  return TrainingData{std::move(dataset.tokenizer),
+                      TokenSplits{TokenSplit("train", std::make_shared<MappedTokens>(std::move(dataset.train))),
+                                  TokenSplit("val", std::make_shared<MappedTokens>(std::move(dataset.val)))},
+                      std::move(description)};
 }
+
 }  // namespace tg

@@ -45,6 +45,26 @@ losses() { grep -o '"train_loss":[^,]*\|"val_loss":[^,]*' "$1"; }
 [[ "$(losses "$work/plain.jsonl")" == "$(losses "$work/recomputed.jsonl")" ]] \
   || fail "train --checkpoint-activations: the losses differ from the plain run's"
 
+# A prepared dataset (tinygpt prepare) trains as the same text encoded in memory: the same losses.
+"$tinygpt" prepare --data "$work/corpus.txt" --tokenizer gpt2 --out "$work/dataset" 2>/dev/null || fail "prepare failed"
+"$tinygpt" train --data "$work/dataset" "${small[@]}" --iters 4 --out "$work/from_file" --log "$work/from_file.jsonl" \
+  2>"$work/err" || fail "train --data DIR: $(cat "$work/err")"
+grep -q "prepared: 960 tokens as uint16, gpt2 tokenizer of 50257 tokens, memory-mapped" "$work/err" \
+  || fail "train --data DIR: the header does not describe the dataset: $(cat "$work/err")"
+"$tinygpt" train --data "$work/corpus.txt" --tokenizer gpt2 "${small[@]}" --iters 4 --out "$work/from_text" \
+  --log "$work/from_text.jsonl" 2>/dev/null || fail "train --tokenizer gpt2 (again) failed"
+[[ "$(losses "$work/from_file.jsonl")" == "$(losses "$work/from_text.jsonl")" ]] \
+  || fail "train --data DIR: the losses differ from training on the text encoded in memory"
+"$tinygpt" sample --ckpt "$work/from_file" --prompt "First" --tokens 3 --greedy >/dev/null 2>"$work/err" \
+  || fail "sample a model trained on a prepared dataset: $(cat "$work/err")"
+expect_error "tokenizer flag on a prepared dataset" "carries its own tokenizer" \
+  "$tinygpt" train --data "$work/dataset" --tokenizer gpt2 --out "$work/x"
+expect_error "resume a char run on a BPE dataset" "trained with a different char tokenizer" \
+  "$tinygpt" train --data "$work/dataset" --out "$work/plain" --resume --iters 6
+cp -r "$work/dataset" "$work/damaged"
+printf 'x' >>"$work/damaged/train.bin"
+expect_error "a token file of odd size" "train.bin" "$tinygpt" train --data "$work/damaged" --out "$work/x"
+
 # A vocabulary of our own from bpe-train.
 "$tinygpt" bpe-train --data "$work/corpus.txt" --vocab-size 300 --out "$work/vocab" 2>/dev/null || fail "bpe-train failed"
 "$tinygpt" train --data "$work/corpus.txt" --tokenizer "$work/vocab" "${small[@]}" --iters 2 --out "$work/own" \

@@ -36,7 +36,7 @@ expect_exit "preset's dims and heads" 2 "cpu-small's 128 channels are not divisi
 
 # A directory where a file is expected: refused, naming it (exit 1: the flag was well-formed).
 mkdir -p "$work/folder"
-expect_exit "train on a directory" 1 "'$work/folder' is a directory; give a text file" \
+expect_exit "train on a directory" 1 "'$work/folder' is not a prepared dataset: it has no meta.json" \
   "$tinygpt" train --data "$work/folder" --out "$work/run"
 expect_exit "bpe-train on a directory" 1 "'$work/folder' is a directory; give a text file" \
   "$tinygpt" bpe-train --data "$work/folder" --vocab-size 300 --out "$work/bpe"

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "models/checkpoint.h"
 #include "models/hf_gpt2.h"
+#include "models/prepare_tokens.h"
 #include "models/train.h"
 #include "models/training_data.h"
 #include "tensor/factory.h"
@@ -196,4 +198,30 @@ TEST_CASE("train: fine-tuning the tiny GPT-2 fixture lowers its loss; the export
   const Tensor targets = from_vector(std::vector<int64_t>{3616, 286, 1204, 318, 11, 393, 407, 284}, {1, 8});
   run->model().eval();
   CHECK(exported->loss(ids, targets).item<double>() == run->model().loss(ids, targets).item<double>());
+}
+
+TEST_CASE("train: a prepared dataset trains exactly as the same text encoded in memory") {
+  ScratchDir dir;
+  { std::ofstream(dir.file("corpus.txt")) << tg::testing::tiny_corpus(); }
+  PrepareOptions options;
+  options.sources = {dir.file("corpus.txt")};
+  options.out_directory = dir.file("dataset");
+  options.piece_bytes = 100;  // many pieces: the ids must not depend on them
+  prepare_token_dataset(options);
+
+  const TrainingData prepared = prepared_data(dir.file("dataset"));
+  const TrainingData in_memory = char_level_data(tg::testing::tiny_corpus());
+  CHECK(prepared.tokenizer.to_json() == in_memory.tokenizer.to_json());
+  REQUIRE(prepared.splits.train.size() == in_memory.splits.train.size());
+  REQUIRE(prepared.splits.val.size() == in_memory.splits.val.size());
+  CHECK(prepared.splits.val.ids(0, prepared.splits.val.size()) == in_memory.splits.val.ids(0, in_memory.splits.val.size()));
+
+  std::ostringstream progress;
+  ScratchDir first, second;
+  const TrainResult from_file = TrainingRun::start(prepared, tg::testing::tiny_config(), tg::testing::tiny_settings(6))
+                                    ->train(tg::testing::outputs_in(first.path()), progress);
+  const TrainResult from_memory = TrainingRun::start(in_memory, tg::testing::tiny_config(), tg::testing::tiny_settings(6))
+                                      ->train(tg::testing::outputs_in(second.path()), progress);
+  CHECK(from_file.step_losses == from_memory.step_losses);  // bitwise
+  CHECK(from_file.best_val_loss == from_memory.best_val_loss);
 }
