@@ -71,10 +71,6 @@ tokenizer::TextTokenizer load_tokenizer(const TokenDatasetMeta& meta, const std:
   }
 }
 
-// The split's file is a whole number of ids, as many as meta.json says (checked
-// by opening it; the mapping is undone at once).
-void check_split_size(const TokenDatasetMeta& meta, const TokenSplitMeta& split, const std::string& directory);
-
 TokenFile open_split(const TokenDatasetMeta& meta, const TokenSplitMeta& split, const std::string& directory) {
   TokenFile file((fs::path(directory) / split.file).string(), meta.dtype, meta.vocab_size);
   const int64_t width = token_dtype_bytes(meta.dtype);
@@ -82,10 +78,6 @@ TokenFile open_split(const TokenDatasetMeta& meta, const TokenSplitMeta& split, 
         file.size() * width, " bytes of ", token_dtype_name(meta.dtype), ") but ", kTokenDatasetMetaFile, " says ",
         split.tokens, " (", split.tokens * width, " bytes): the file is truncated or not the one prepare wrote");
   return file;
-}
-
-void check_split_size(const TokenDatasetMeta& meta, const TokenSplitMeta& split, const std::string& directory) {
-  open_split(meta, split, directory);
 }
 
 }  // namespace
@@ -98,17 +90,12 @@ void verify_token_file_hash(const std::string& path, uint64_t expected_xxh3) {
 
 PreparedDataset open_prepared_dataset(const std::string& directory, HashCheck hashes) {
   TokenDatasetMeta meta = read_meta(directory);
-  // Sizes first (the clearer message for a truncated file), then the hashes,
-  // read before the files are mapped: read while a mapping of the file existed,
-  // the pages counted in this process's resident memory (1 GB read, +300 MB).
-  check_split_size(meta, meta.train, directory);
-  check_split_size(meta, meta.val, directory);
-  if (hashes == HashCheck::verify) {
-    verify_token_file_hash((fs::path(directory) / meta.train.file).string(), meta.train.xxh3);
-    verify_token_file_hash((fs::path(directory) / meta.val.file).string(), meta.val.xxh3);
-  }
   TokenFile train = open_split(meta, meta.train, directory);
   TokenFile val = open_split(meta, meta.val, directory);
+  if (hashes == HashCheck::verify) {
+    verify_token_file_hash(train.path(), meta.train.xxh3);
+    verify_token_file_hash(val.path(), meta.val.xxh3);
+  }
   tokenizer::TextTokenizer tokenizer = load_tokenizer(meta, directory);
   return PreparedDataset{directory, std::move(meta), std::move(train), std::move(val), std::move(tokenizer)};
 }
