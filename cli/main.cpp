@@ -9,6 +9,31 @@
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "cli/version.h"
+#include "distributed/job.h"
+
+namespace {
+
+// Reports a runtime error. In a job of several ranks the line names the rank,
+// and the whole job is ended (the other ranks may be waiting for this one);
+// an error every rank raised alike (dist::JobError) is reported by rank 0 alone
+// and every rank exits in order.
+int report_error(const std::string& message, bool every_rank_raised_it) {
+  tg::dist::Communicator* job = tg::dist::joined_job();
+  if (!job || job->size() == 1) {
+    std::cerr << "tinygpt: error: " << message << "\n";
+    return tg::cli::kRuntimeErrorExit;
+  }
+  if (every_rank_raised_it) {
+    if (job->is_root()) std::cerr << "tinygpt: error: " << message << "\n";
+    return tg::cli::kRuntimeErrorExit;
+  }
+  std::cerr << "tinygpt: error: rank " << job->rank() << " of " << job->size() << ": " << message
+            << "\ntinygpt: ending all " << job->size() << " ranks of the job\n" << std::flush;
+  job->abort(tg::cli::kRuntimeErrorExit);
+  return tg::cli::kRuntimeErrorExit;  // not reached: abort ends the process
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tinygpt: a from-scratch tensor and autograd engine with a GPT on top"};
@@ -44,12 +69,12 @@ int main(int argc, char** argv) {
     std::cerr << "tinygpt: error: " << tg::cli::usage_error_message(app, error) << "\n";
     return tg::cli::kUsageErrorExit;
   } catch (const std::bad_alloc&) {
-    std::cerr << "tinygpt: error: out of memory: the run needs more memory than this machine could give it "
-                 "(a smaller model, batch or context needs less)\n";
-    return tg::cli::kRuntimeErrorExit;
+    return report_error("out of memory: the run needs more memory than this machine could give it "
+                        "(a smaller model, batch or context needs less)", false);
+  } catch (const tg::dist::JobError& error) {
+    return report_error(error.what(), true);
   } catch (const std::exception& error) {
-    std::cerr << "tinygpt: error: " << error.what() << "\n";
-    return tg::cli::kRuntimeErrorExit;
+    return report_error(error.what(), false);
   }
   return 0;
 }

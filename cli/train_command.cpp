@@ -5,6 +5,7 @@
 //   tinygpt train --data input.txt --tokenizer gpt2 --config baby --out out/bpe   (GPT-2's BPE, in memory)
 //   tinygpt train --data data/owt --config gpt2 --grad-accum 8 --checkpoint-activations   (tinygpt prepare's output)
 //   tinygpt train --init-from gpt2/ --data data/mytext --lr 3e-5 --iters 200   (fine-tune GPT-2's weights)
+//   mpirun -np 4 --hostfile hosts tinygpt train --data data/owt --config gpt2   (data parallel, distributed/)
 //
 // What it writes is described in models/checkpoint.h and models/train_log.h;
 // docs/training.md walks through a run.
@@ -29,6 +30,7 @@
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
 #include "cli/model_source.h"
+#include "distributed/job.h"
 #include "models/checkpoint.h"
 #include "models/data.h"
 #include "models/hf_gpt2.h"
@@ -206,7 +208,15 @@ LoadedModel initial_model(const TrainArguments& arguments) {
 
 void run_train(const CLI::App& command, const TrainArguments& arguments) {
   namespace fs = std::filesystem;
-  if (command.count("--threads")) set_num_threads(arguments.threads);
+  dist::Communicator& job = dist::join_job();  // one rank of an mpirun job, or a single process
+  std::ostream discarded(nullptr);
+  std::ostream& out = job.is_root() ? std::cerr : discarded;  // rank 0 alone speaks
+  if (command.count("--threads")) {
+    set_num_threads(arguments.threads);
+  } else if (job.size() > 1) {
+    // OpenMP's default follows the cores mpirun bound this rank to; OpenBLAS is told the same.
+    set_num_threads(num_threads());
+  }
   check(!arguments.resume || arguments.init_from.empty(),
         "train: --resume continues the run in --out; --init-from starts a new one: give one of them");
   if (!arguments.init_from.empty()) {
@@ -234,9 +244,14 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     TrainSettings settings = checkpoint.header.settings;
     apply_training_overrides(command, arguments, settings);
     const tokenizer::TextTokenizer model_tokenizer = tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
-    run = TrainingRun::resume(checkpoint, training_data(command, arguments, data_path, &model_tokenizer), settings);
+    run = TrainingRun::resume(checkpoint, training_data(command, arguments, data_path, &model_tokenizer), settings,
+                              job);
     model = checkpoint.header.config.preset;
-    std::cerr << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
+    out << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
+    if (checkpoint.header.ranks() != job.size())
+      out << "note: the checkpoint was written by a job of " << count_of(checkpoint.header.ranks(), "rank")
+          << ", this one has " << job.size() << ": every rank draws its batches from a fresh stream from here on, "
+          << "so the run continues correctly but not as the first job would have\n";
   } else if (!arguments.init_from.empty()) {
     TrainSettings settings = arguments.settings;
     settings.validate();
@@ -244,12 +259,13 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     GPTConfig config = initial.model->config();
     apply_run_overrides(command, arguments, config);
     run = TrainingRun::start_from(*initial.model, *initial.tokenizer,
-                                  training_data(command, arguments, data_path, &*initial.tokenizer), config, settings);
+                                  training_data(command, arguments, data_path, &*initial.tokenizer), config, settings,
+                                  job);
     model = "from " + initial.description;
   } else {
     TrainSettings settings = arguments.settings;
     settings.validate();
-    run = TrainingRun::start(training_data(command, arguments, data_path, nullptr), requested_config, settings);
+    run = TrainingRun::start(training_data(command, arguments, data_path, nullptr), requested_config, settings, job);
     model = model_description(command, run->state().config);
   }
 
@@ -257,36 +273,38 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   const GPTConfig& config = run->state().config;
   const TrainSettings& settings = run->state().settings;
   const TrainingData& data = run->data();
-  const int64_t tokens_per_step = config.batch_size * config.block_size * settings.grad_accum;
-  std::cerr << "threads: " << thread_info() << "\n"
-            << "data: " << data.description << "; train " << data.splits.train.size() << " tokens, val "
-            << data.splits.val.size() << "\n"
-            << "model: " << model << (model == config.preset ? ", " : ": ") << count_of(config.n_layer, "layer") << ", " << count_of(config.n_head, "head") << ", "
+  const int64_t tokens_per_step = config.batch_size * config.block_size * settings.grad_accum * job.size();
+  out << "threads: " << thread_info() << (job.size() > 1 ? " per rank" : "") << "\n";
+  if (job.size() > 1) out << "data parallel: " << job.description() << ", each training on its own batches\n";
+  out << "data: " << data.description << "; train " << data.splits.train.size() << " tokens, val "
+      << data.splits.val.size() << "\n"
+      << "model: " << model << (model == config.preset ? ", " : ": ") << count_of(config.n_layer, "layer") << ", " << count_of(config.n_head, "head") << ", "
             << config.n_embd << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << ", "
             << positional_encoding_name(config.positional) << " positions, dropout " << config.dropout << ", "
             << millions(run->model().parameter_count()) << " parameters\n"
             << "training: " << settings.iters << " steps of "
+            << (job.size() > 1 ? std::to_string(job.size()) + " ranks x " : std::string())
             << (settings.grad_accum > 1 ? std::to_string(settings.grad_accum) + " x " : std::string())
             << config.batch_size << " x " << config.block_size << " = " << tokens_per_step
             << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
             << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "") << "\n";
   if (settings.warmup > settings.iters)
-    std::cerr << "note: --warmup " << settings.warmup << " is longer than --iters " << settings.iters
-              << ": the learning rate warms up over all " << settings.iters << " steps and never decays\n";
+    out << "note: --warmup " << settings.warmup << " is longer than --iters " << settings.iters
+        << ": the learning rate warms up over all " << settings.iters << " steps and never decays\n";
 
   TrainOutputs outputs;
   outputs.out_dir = arguments.out;
   outputs.metrics_path = arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
   outputs.progress_is_terminal = isatty(STDERR_FILENO) == 1;
   const auto started = std::chrono::steady_clock::now();
-  const TrainResult result = run->train(outputs, std::cerr);
+  const TrainResult result = run->train(outputs, out);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
   char summary[200];
   std::snprintf(summary, sizeof summary, "done: step %lld in %.1f s; best val loss %.4f (perplexity %.2f)",
                 static_cast<long long>(result.steps), elapsed.count(), result.best_val_loss,
                 std::exp(result.best_val_loss));
-  std::cerr << summary << "\n";
+  out << summary << "\n";
 }
 
 }  // namespace
@@ -325,6 +343,12 @@ void add_train_command(CLI::App& app) {
     std::visit(add, setting.member)->capture_default_str();
   }
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
+  command->footer(dist::built_with_mpi()
+                      ? "Data parallel: mpirun -np N tinygpt train ... trains on N processes (ranks), each with "
+                        "--batch-size x --grad-accum windows per step; add --hostfile FILE for several machines "
+                        "(this build: " + dist::mpi_library_version() + "; README.md, docs/distributed.md)"
+                      : std::string("Data parallel: not in this build (it was configured without MPI; bash "
+                                    "scripts/setup.sh installs Open MPI, then rebuild)"));
   command->callback([command, arguments] { run_train(*command, *arguments); });
 }
 

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 
+#include "distributed/job.h"
 #include "tensor/threads.h"
 
 namespace tg::cli {
@@ -66,7 +67,9 @@ std::string version_text() {
   return std::string("tinygpt ") + TINYGPT_VERSION + "\n" +
          "built for: " + build_extensions() + "\n" +
          "this CPU:  " + cpu_extensions() + "\n" +
-         "BLAS:      " + config + ", " + blas_kernels() + " kernels";
+         "BLAS:      " + config + ", " + blas_kernels() + " kernels\n" +
+         "MPI:       " + (dist::built_with_mpi() ? dist::mpi_library_version() + " (mpirun -np N tinygpt train)"
+                                                 : std::string("none (this build trains in one process)"));
 }
 
 }  // namespace tg::cli

@@ -65,13 +65,32 @@ class MetadataReader {
     return parsed;
   }
 
+  static GeneratorState state_of(const nlohmann::json& state) {
+    return GeneratorState{state.at("seed").get<uint64_t>(), state.at("counter").get<uint64_t>()};
+  }
+
   GeneratorState generator(const std::string& key) const {
     const nlohmann::json state = json(key);
     try {
-      return GeneratorState{state.at("seed").get<uint64_t>(), state.at("counter").get<uint64_t>()};
+      return state_of(state);
     } catch (const nlohmann::json::exception& error) {
       fail("checkpoint '", file_.path, "': '", key, "' must be {\"seed\": S, \"counter\": C}: ", json_error_text(error));
     }
+  }
+
+  std::vector<RankGenerators> rank_generators(const std::string& key) const {
+    const nlohmann::json ranks = json(key);
+    check(ranks.is_array(), "checkpoint '", file_.path, "': '", key, "' must be a list of each rank's generators");
+    std::vector<RankGenerators> generators;
+    for (const nlohmann::json& rank : ranks) {
+      try {
+        generators.push_back({state_of(rank.at("data")), state_of(rank.at("dropout"))});
+      } catch (const nlohmann::json::exception& error) {
+        fail("checkpoint '", file_.path, "': each of '", key, "' must be {\"data\": {\"seed\": S, \"counter\": C}, "
+             "\"dropout\": {...}}: ", json_error_text(error));
+      }
+    }
+    return generators;
   }
 
   // Runs `parse`, prefixing any error with the path and the key.
@@ -126,7 +145,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
       for (int moment = 0; moment < 2; ++moment)
         tensors.push_back({kMomentPrefix[moment] + layout.slots()[slot].name, layout.view(moments[moment], slot)});
   }
-  const Metadata metadata = {
+  Metadata metadata = {
       {"format", kCheckpointFormat},
       {"config", header.config.to_json().dump()},
       {"tokenizer", header.tokenizer.dump()},
@@ -138,6 +157,12 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
       {"dropout_generator", generator_json(header.dropout_generator).dump()},
       {"best_val_loss", exact_text(header.best_val_loss)},
   };
+  if (!header.other_ranks.empty()) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RankGenerators& rank : header.other_ranks)
+      ranks.push_back({{"data", generator_json(rank.data)}, {"dropout", generator_json(rank.dropout)}});
+    metadata["other_ranks"] = ranks.dump();
+  }
   save_safetensors(path, tensors, metadata);
 }
 
@@ -163,6 +188,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   header.data_generator = reader.generator("data_generator");
   header.dropout_generator = reader.generator("dropout_generator");
   header.best_val_loss = reader.real("best_val_loss");
+  if (metadata.count("other_ranks")) header.other_ranks = reader.rank_generators("other_ranks");
   const std::string& optimizer = reader.text("optimizer");
   check(optimizer == "adamw" || optimizer == "none", "checkpoint '", path, "': unknown optimizer '", optimizer,
         "' (expected 'adamw' or 'none')");

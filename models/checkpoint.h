@@ -15,7 +15,10 @@
 //   step           optimiser steps taken
 //   optimizer      "adamw" (moments present) or "none" (weights only)
 //   optimizer_step AdamW's own step count (for its bias correction)
-//   data_generator, dropout_generator   {"seed": s, "counter": c} of each Generator
+//   data_generator, dropout_generator   {"seed": s, "counter": c} of each Generator (rank 0's in a
+//                  data-parallel job)
+//   other_ranks    only from a job of N > 1 ranks (distributed/): the same two generators of ranks
+//                  1 .. N-1, [{"data": {...}, "dropout": {...}}, ...], so a job of N ranks resumes exactly
 //   best_val_loss  the lowest validation loss so far ("inf" before the first evaluation)
 //
 // A training run writes DIR/model.safetensors (the latest state, with the
@@ -27,6 +30,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "models/gpt.h"
 #include "models/train_settings.h"
@@ -46,13 +50,20 @@ struct GeneratorState {
   void restore(Generator& generator) const { generator.set_state(seed, counter); }
 };
 
+// The generators of one rank of a data-parallel job.
+struct RankGenerators {
+  GeneratorState data, dropout;
+};
+
 // Everything in a checkpoint besides the tensors.
 struct CheckpointHeader {
   GPTConfig config;
   nlohmann::json tokenizer;  // TextTokenizer::to_json(), validated on load
   TrainSettings settings;
   int64_t step = 0;
-  GeneratorState data_generator, dropout_generator;
+  GeneratorState data_generator, dropout_generator;  // rank 0's
+  std::vector<RankGenerators> other_ranks;           // ranks 1 .. N-1 of a job of N ranks
+  int64_t ranks() const { return 1 + static_cast<int64_t>(other_ranks.size()); }
   double best_val_loss = std::numeric_limits<double>::infinity();
 };
 

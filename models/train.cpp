@@ -8,6 +8,7 @@
 #include "autograd/backward.h"
 #include "autograd/elementwise_ops.h"
 #include "autograd/grad_mode.h"
+#include "models/file_hash.h"
 #include "models/train_log.h"
 #include "nn/optim/clip.h"
 #include "tensor/atomic_file.h"
@@ -62,20 +63,28 @@ nn::AdamWOptions adamw_options(const TrainSettings& settings) {
   return options;
 }
 
-double mean_loss(GPT& model, const TokenSplit& split, const GPTConfig& config, int64_t batches,
-                 Generator& generator) {
-  double total = 0;
-  for (int64_t batch_index = 0; batch_index < batches; ++batch_index) {
-    const Batch batch = split.sample_batch(config.batch_size, config.block_size, generator);
-    total += model.loss(batch.inputs, batch.targets).item<double>();
-  }
-  return total / static_cast<double>(batches);
+// Rank `rank`'s stream of the generator seeded `seed`: rank 0 keeps `seed` itself
+// (a single process draws what it always drew), the others a mix of it and the rank.
+uint64_t rank_seed(uint64_t seed, int rank) {
+  return rank == 0 ? seed : Generator(seed).bits(static_cast<uint64_t>(rank));
+}
+
+// A seed for streams that restart at `step` (a job resumed with another number of ranks).
+uint64_t restart_seed(uint64_t seed, int64_t step) { return Generator(seed).bits(~static_cast<uint64_t>(step)); }
+
+double batch_loss(GPT& model, const Batch& batch) { return model.loss(batch.inputs, batch.targets).item<double>(); }
+
+// XXH3 of the bytes of a contiguous tensor.
+uint64_t checksum(const Tensor& values) {
+  Xxh3Hasher hasher;
+  hasher.update(values.data<float>(), static_cast<size_t>(values.numel()) * sizeof(float));
+  return hasher.digest();
 }
 
 }  // namespace
 
-TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data)
-    : header_(std::move(header)), data_(std::move(data)), data_generator_(header_.settings.seed + kDataSeedOffset) {
+TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Communicator& job)
+    : header_(std::move(header)), data_(std::move(data)), job_(job) {
   header_.settings.validate();
   header_.config.validate();
   check(data_.tokenizer.vocab_size() <= header_.config.vocab_size, "train: the tokenizer has ",
@@ -98,22 +107,103 @@ void TrainingRun::create_optimizer() {
   optimizer_ = std::make_unique<nn::AdamW>(*arena_, adamw_options(header_.settings));
 }
 
-std::unique_ptr<TrainingRun> TrainingRun::start(TrainingData data, GPTConfig config, const TrainSettings& settings) {
+void TrainingRun::seed_rank_generators() {
+  const int rank = job_.rank();
+  data_generators_ = {Generator(rank_seed(header_.settings.seed + kDataSeedOffset, rank))};
+  Generator& dropout = model_->dropout_generator();
+  dropout.set_state(rank_seed(dropout.seed(), rank), 0);
+}
+
+void TrainingRun::restore_rank_generators() {
+  const int rank = job_.rank();
+  data_generators_ = {Generator()};
+  Generator& dropout = model_->dropout_generator();
+  if (header_.ranks() == job_.size()) {
+    const RankGenerators mine = rank == 0 ? RankGenerators{header_.data_generator, header_.dropout_generator}
+                                          : header_.other_ranks[static_cast<size_t>(rank - 1)];
+    mine.data.restore(data_generators_[0]);
+    mine.dropout.restore(dropout);
+    return;
+  }
+  // Another number of ranks than wrote the checkpoint: every rank starts fresh streams.
+  const int64_t step = header_.step;
+  data_generators_[0] = Generator(rank_seed(restart_seed(header_.settings.seed + kDataSeedOffset, step), rank));
+  dropout.set_state(rank_seed(restart_seed(header_.dropout_generator.seed, step), rank), 0);
+}
+
+void TrainingRun::check_ranks_agree() const {
+  if (job_.size() == 1) return;
+  const nlohmann::json identity = {{"config", header_.config.to_json()},  {"settings", header_.settings.to_json()},
+                                   {"tokenizer", header_.tokenizer},       {"step", header_.step},
+                                   {"train_tokens", data_.splits.train.size()}, {"val_tokens", data_.splits.val.size()}};
+  const std::string text = identity.dump();
+  Xxh3Hasher hasher;
+  hasher.update(text.data(), text.size());
+  const uint64_t mine = hasher.digest();
+  const std::vector<uint64_t> all = job_.all_gather(std::span<const uint64_t>(&mine, 1));
+  for (size_t rank = 1; rank < all.size(); ++rank) {
+    dist::check_on_every_rank(all[rank] == all[0], "train: rank ", rank, " of ", all.size(),
+                              " was started with other settings, another model or other data than rank 0 (the "
+                              "flags, the checkpoint and the corpus must be the same for every rank)");
+  }
+}
+
+void TrainingRun::check_replicas_agree() const {
+  if (job_.size() == 1) return;
+  const uint64_t mine = checksum(arena_->params());
+  const std::vector<uint64_t> all = job_.all_gather(std::span<const uint64_t>(&mine, 1));
+  for (size_t rank = 1; rank < all.size(); ++rank) {
+    dist::check_on_every_rank(all[rank] == all[0], "train: at step ", header_.step, " the weights of rank ", rank,
+                              " differ from rank 0's (checksum ", xxh3_hex(all[rank]), " against ", xxh3_hex(all[0]),
+                              "); the ranks must stay identical, so this is a fault (of tinygpt, MPI or a machine)");
+  }
+}
+
+void TrainingRun::draw_batches_as_ranks(int ranks) {
+  check(job_.size() == 1, "draw_batches_as_ranks: only a single process replays a job of several ranks");
+  check(ranks >= 1 && header_.config.batch_size % ranks == 0, "draw_batches_as_ranks: the batch size ",
+        header_.config.batch_size, " does not divide among ", ranks, " ranks");
+  data_generators_.clear();
+  for (int rank = 0; rank < ranks; ++rank)
+    data_generators_.emplace_back(rank_seed(header_.settings.seed + kDataSeedOffset, rank));
+}
+
+Batch TrainingRun::next_micro_batch() {
+  const int64_t batch_size = header_.config.batch_size, block_size = header_.config.block_size;
+  const TokenSplit& train = data_.splits.train;
+  if (data_generators_.size() == 1) return train.sample_batch(batch_size, block_size, data_generators_[0]);
+  // draw_batches_as_ranks: slice r of the batch is what rank r would draw.
+  const int64_t rows = batch_size / static_cast<int64_t>(data_generators_.size());
+  Batch batch{Tensor::empty({batch_size, block_size}, DType::Int64),
+              Tensor::empty({batch_size, block_size}, DType::Int64)};  // (B, T) each
+  for (size_t rank = 0; rank < data_generators_.size(); ++rank) {
+    const Batch slice = train.sample_batch(rows, block_size, data_generators_[rank]);  // (B / ranks, T)
+    const int64_t first = static_cast<int64_t>(rank) * rows * block_size;
+    std::copy_n(slice.inputs.data<int64_t>(), rows * block_size, batch.inputs.data<int64_t>() + first);
+    std::copy_n(slice.targets.data<int64_t>(), rows * block_size, batch.targets.data<int64_t>() + first);
+  }
+  return batch;
+}
+
+std::unique_ptr<TrainingRun> TrainingRun::start(TrainingData data, GPTConfig config, const TrainSettings& settings,
+                                                dist::Communicator& job) {
   CheckpointHeader header;
   header.tokenizer = data.tokenizer.to_json();
   config.vocab_size = data.tokenizer.vocab_size();
   header.config = config;
   header.settings = settings;
-  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data)));
+  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed);
   run->create_optimizer();
+  run->seed_rank_generators();
+  run->check_ranks_agree();
   return run;
 }
 
 std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
                                                      const tokenizer::TextTokenizer& initial_tokenizer,
                                                      TrainingData data, GPTConfig config,
-                                                     const TrainSettings& settings) {
+                                                     const TrainSettings& settings, dist::Communicator& job) {
   check_same_tokenizer(initial_tokenizer.to_json(), data.tokenizer, "the model to start from");
   check(config.block_size <= initial.config().block_size, "train: --block-size ", config.block_size,
         " is longer than the context of the model to start from (", initial.config().block_size,
@@ -122,15 +212,17 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
   header.tokenizer = initial_tokenizer.to_json();
   header.config = config;
   header.settings = settings;
-  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data)));
+  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
   copy_weights_cropping_positions(initial, *run->model_);
   run->create_optimizer();
+  run->seed_rank_generators();
+  run->check_ranks_agree();
   return run;
 }
 
 std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, TrainingData data,
-                                                 const TrainSettings& settings) {
+                                                 const TrainSettings& settings, dist::Communicator& job) {
   check(checkpoint.has_optimizer_state, "train --resume: '", checkpoint.path,
         "' holds weights only; resume from the run's ", kLatestCheckpointFile);
   check_same_tokenizer(checkpoint.header.tokenizer, data.tokenizer, checkpoint.path);
@@ -138,79 +230,110 @@ std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, T
   header.settings = settings;
   check(header.step <= settings.iters, "train --resume: the checkpoint is at step ", header.step,
         ", past --iters ", settings.iters, "; give a larger --iters to train further");
-  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data)));
+  std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
   restore_parameters(checkpoint, *run->model_);
   run->create_optimizer();
   restore_optimizer(checkpoint, *run->optimizer_);
-  run->header_.data_generator.restore(run->data_generator_);
-  run->header_.dropout_generator.restore(run->model_->dropout_generator());
+  run->restore_rank_generators();
+  run->check_ranks_agree();
   return run;
 }
 
 double TrainingRun::train_step() {
-  const GPTConfig& config = header_.config;
   const int64_t step = header_.step;  // 0-based index of this step
   const int64_t micro_batches = header_.settings.grad_accum;
   arena_->zero_grad();
   double loss_sum = 0;
   for (int64_t micro_batch = 0; micro_batch < micro_batches; ++micro_batch) {
-    const Batch batch = data_.splits.train.sample_batch(config.batch_size, config.block_size, data_generator_);
+    const Batch batch = next_micro_batch();
     Tensor loss = model_->loss(batch.inputs, batch.targets);
-    const double loss_value = loss.item<double>();
-    check(std::isfinite(loss_value), "train: the loss is ", std::isnan(loss_value) ? "NaN" : "infinite", " at step ",
-          step + 1, " (lr ", schedule_.at(step), "); stopping. Try a lower --lr or a tighter --grad-clip; the last "
-          "checkpoint written is from before this step");
+    loss_sum += loss.item<double>();
     // The gradients of the micro-batches add up in the arena: scaled, they sum to the mean's.
     backward(micro_batches == 1 ? loss : loss * (1.0 / static_cast<double>(micro_batches)));
-    loss_sum += loss_value;
   }
+  // The ranks agree on the loss before anything else: a NaN on one of them stops them all.
+  double job_loss_sum[1] = {loss_sum};
+  job_.all_reduce_sum(std::span<double>(job_loss_sum));
+  const double loss = job_loss_sum[0] / static_cast<double>(micro_batches * job_.size());
+  dist::check_on_every_rank(std::isfinite(loss), "train: the loss is ", std::isnan(loss) ? "NaN" : "infinite",
+                            " at step ", step + 1, " (lr ", schedule_.at(step), "); stopping. Try a lower --lr or a "
+                            "tighter --grad-clip; the last checkpoint written is from before this step");
+  const auto all_reduce_started = std::chrono::steady_clock::now();
+  Tensor grads = arena_->grads();
+  dist::all_reduce_mean(job_, grads);  // (P,): every rank now holds the mean gradient of the job's batch
+  last_all_reduce_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - all_reduce_started).count();
   last_grad_norm_ = header_.settings.grad_clip > 0 ? nn::clip_grad_norm(*arena_, header_.settings.grad_clip)
                                                    : nn::grad_norm(*arena_);
   // A finite loss can still have non-finite gradients; the update would spread them into every weight.
-  check(std::isfinite(last_grad_norm_), "train: the gradient norm is ", last_grad_norm_, " at step ", step + 1,
-        " (lr ", schedule_.at(step), "); stopping before the update. Try a lower --lr or a tighter --grad-clip; "
-        "the last checkpoint written is from before this step");
+  dist::check_on_every_rank(std::isfinite(last_grad_norm_), "train: the gradient norm is ", last_grad_norm_,
+                            " at step ", step + 1, " (lr ", schedule_.at(step), "); stopping before the update. Try a "
+                            "lower --lr or a tighter --grad-clip; the last checkpoint written is from before this step");
   optimizer_->set_lr(schedule_.at(step));
   optimizer_->step();
   header_.step = step + 1;
-  return loss_sum / static_cast<double>(micro_batches);
+  return loss;
 }
 
 Evaluation TrainingRun::evaluate() {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval_mode(*model_);
   const GPTConfig& config = header_.config;
+  const int64_t batches = header_.settings.eval_iters;
+  // The same batches at every evaluation and on every number of ranks: batch i is rank (i mod N)'s to evaluate.
   Generator train_batches(header_.settings.seed + kEvalSeedOffset);
   Generator val_batches(header_.settings.seed + kEvalSeedOffset);
-  Evaluation evaluation{mean_loss(*model_, data_.splits.train, config, header_.settings.eval_iters, train_batches),
-                        mean_loss(*model_, data_.splits.val, config, header_.settings.eval_iters, val_batches)};
-  return evaluation;
+  double loss_sums[2] = {0, 0};  // train, val
+  for (int64_t batch_index = 0; batch_index < batches; ++batch_index) {
+    const Batch train = data_.splits.train.sample_batch(config.batch_size, config.block_size, train_batches);
+    const Batch val = data_.splits.val.sample_batch(config.batch_size, config.block_size, val_batches);
+    if (batch_index % job_.size() != job_.rank()) continue;
+    loss_sums[0] += batch_loss(*model_, train);
+    loss_sums[1] += batch_loss(*model_, val);
+  }
+  job_.all_reduce_sum(std::span<double>(loss_sums));
+  return {loss_sums[0] / static_cast<double>(batches), loss_sums[1] / static_cast<double>(batches)};
 }
 
 void TrainingRun::save(const std::string& path, bool with_optimizer) {
-  header_.data_generator = GeneratorState::of(data_generator_);
+  header_.data_generator = GeneratorState::of(data_generators_[0]);
   header_.dropout_generator = GeneratorState::of(model_->dropout_generator());
-  save_checkpoint(path, header_, *model_, with_optimizer ? optimizer_.get() : nullptr);
+  header_.other_ranks.clear();
+  if (job_.size() > 1) {
+    const uint64_t mine[4] = {header_.data_generator.seed, header_.data_generator.counter,
+                              header_.dropout_generator.seed, header_.dropout_generator.counter};
+    const std::vector<uint64_t> all = job_.all_gather(mine);
+    for (int rank = 1; rank < job_.size(); ++rank) {
+      const uint64_t* state = all.data() + 4 * rank;
+      header_.other_ranks.push_back({{state[0], state[1]}, {state[2], state[3]}});
+    }
+  }
+  if (job_.is_root()) save_checkpoint(path, header_, *model_, with_optimizer ? optimizer_.get() : nullptr);
 }
 
 TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progress) {
   namespace fs = std::filesystem;
   check(!outputs.out_dir.empty(), "train: no output directory given (--out DIR)");
-  fs::create_directories(outputs.out_dir);
+  const bool root = job_.is_root();  // the one rank that prints, logs and writes
   const std::string latest_path = (fs::path(outputs.out_dir) / kLatestCheckpointFile).string();
   const std::string best_path = (fs::path(outputs.out_dir) / kBestCheckpointFile).string();
-  // Saves a killed run was in the middle of left their temporary files: clear them.
-  for (const std::string& path : {latest_path, best_path}) {
-    if (const int removed = remove_stale_temporary_files(path); removed > 0)
-      progress << "removed " << removed << " temporary file" << (removed == 1 ? "" : "s")
-               << " left by an interrupted save of " << path << "\n";
+  if (root) {
+    fs::create_directories(outputs.out_dir);
+    // Saves a killed run was in the middle of left their temporary files: clear them.
+    for (const std::string& path : {latest_path, best_path}) {
+      if (const int removed = remove_stale_temporary_files(path); removed > 0)
+        progress << "removed " << removed << " temporary file" << (removed == 1 ? "" : "s")
+                 << " left by an interrupted save of " << path << "\n";
+    }
   }
   const TrainSettings& settings = header_.settings;
   const int64_t end = outputs.stop_after >= 0 ? std::min(outputs.stop_after, settings.iters) : settings.iters;
   const bool resumed = header_.step > 0;
-  TrainLog log(progress, outputs.progress_is_terminal, outputs.metrics_path, resumed ? header_.step : -1,
-               header_.config.batch_size * header_.config.block_size * settings.grad_accum);
+  std::ostream discarded(nullptr);  // the other ranks' log lines go nowhere
+  TrainLog log(root ? progress : discarded, root && outputs.progress_is_terminal, root ? outputs.metrics_path : "",
+               resumed ? header_.step : -1,
+               header_.config.batch_size * header_.config.block_size * settings.grad_accum * job_.size(),
+               job_.size());
 
   TrainResult result;
   result.last_val_loss = std::numeric_limits<double>::quiet_NaN();
@@ -221,9 +344,10 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
     const int64_t step = header_.step;
     const bool evaluation_due = step % settings.eval_interval == 0 || step == settings.iters;
     if (evaluation_due && !skip_evaluation) {
+      check_replicas_agree();
       const Evaluation evaluation = evaluate();
       // Weights that give a non-finite loss are never written over a good checkpoint.
-      check(std::isfinite(evaluation.train_loss) && std::isfinite(evaluation.val_loss),
+      dist::check_on_every_rank(std::isfinite(evaluation.train_loss) && std::isfinite(evaluation.val_loss),
             "train: at step ", step, " the evaluation loss is ", evaluation.train_loss, " (train) and ",
             evaluation.val_loss, " (val); the weights have diverged, so they were not saved. Try a lower --lr or a "
             "tighter --grad-clip; ", latest_path, " is still the last good checkpoint");
@@ -241,13 +365,14 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
     const double loss = train_step();
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
     result.step_losses.push_back(loss);
-    log.step({header_.step, settings.iters, loss, schedule_.at(step), last_grad_norm_, elapsed.count()});
+    log.step({header_.step, settings.iters, loss, schedule_.at(step), last_grad_norm_, elapsed.count(),
+              last_all_reduce_seconds_});
   }
   if (header_.step % settings.eval_interval != 0 && header_.step != settings.iters) {
     save(latest_path, /*with_optimizer=*/true);  // stopped between evaluations (stop_after)
   }
   log.note("checkpoints: " + latest_path + " (step " + std::to_string(header_.step) + ")" +
-           (fs::exists(best_path) ? ", " + best_path + " (best val loss)" : ""));
+           (root && fs::exists(best_path) ? ", " + best_path + " (best val loss)" : ""));
   result.steps = header_.step;
   result.best_val_loss = header_.best_val_loss;
   return result;

@@ -16,10 +16,24 @@
 // state, with the optimiser) and, when the validation loss is the lowest so far,
 // DIR/best.safetensors (weights only). See models/checkpoint.h.
 //
+// Data parallel (distributed/, docs/distributed.md): in a job of N ranks every
+// rank holds the whole model and runs step 1 on batches from its own data
+// generator, seeded by (seed, rank); the ranks then agree on the loss (a NaN on
+// any rank stops them all) and all-reduce the gradient arena to the mean over
+// ranks, so steps 2 and 3 are identical everywhere and the weights stay equal
+// without being sent (a checksum compares them at every evaluation). With B per
+// rank the step is the step of one batch of N x B. Evaluation is shared out
+// (batch i on rank i mod N, the same batches a single process evaluates) and
+// summed. Rank 0 alone logs and writes the checkpoints, which carry every rank's
+// generators. The batch size, grad_accum and tokens/step in the settings are
+// per rank.
+//
 // Reproducibility: the run is a pure function of (data, initial weights,
-// config, settings, thread count). A run resumed from DIR/model.safetensors restores the weights,
+// config, settings, thread count, number of ranks). A run resumed from DIR/model.safetensors restores the weights,
 // AdamW's moments and step, the data and dropout generators and the step count,
-// so it continues with exactly the losses the uninterrupted run would have had.
+// so it continues with exactly the losses the uninterrupted run would have had
+// (with a different number of ranks, every rank's data generator starts afresh
+// from (seed, rank, step): the run goes on correctly but not identically).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -27,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/communicator.h"
 #include "models/checkpoint.h"
 #include "models/data.h"
 #include "models/training_data.h"
@@ -61,33 +76,54 @@ struct Evaluation {
 class TrainingRun {
  public:
   // A new run from random weights; config.vocab_size is set from the data's tokenizer.
-  static std::unique_ptr<TrainingRun> start(TrainingData data, GPTConfig config, const TrainSettings& settings);
+  // Every factory takes the job the run is one rank of (distributed/communicator.h);
+  // every rank of it must be given the same arguments (checked: else tg::Error).
+  static std::unique_ptr<TrainingRun> start(TrainingData data, GPTConfig config, const TrainSettings& settings,
+                                            dist::Communicator& job = dist::single_process());
   // A new run that starts from the weights of `initial` (fine-tuning), whose
   // tokenizer is `initial_tokenizer`: it must be the data's (else tg::Error).
   // `config` is initial's, with the training options a run may change: dropout,
   // batch size, and a block size no larger (the position table is cropped).
   static std::unique_ptr<TrainingRun> start_from(const GPT& initial, const tokenizer::TextTokenizer& initial_tokenizer,
-                                                 TrainingData data, GPTConfig config, const TrainSettings& settings);
+                                                 TrainingData data, GPTConfig config, const TrainSettings& settings,
+                                                 dist::Communicator& job = dist::single_process());
   // Continues the run saved in `checkpoint` (one with optimiser state, e.g. DIR/model.safetensors),
   // with `settings` (normally the checkpoint's own; more iters extend the run). The
   // data must be tokenised with the checkpoint's tokenizer (else tg::Error).
   static std::unique_ptr<TrainingRun> resume(const Checkpoint& checkpoint, TrainingData data,
-                                             const TrainSettings& settings);
+                                             const TrainSettings& settings,
+                                             dist::Communicator& job = dist::single_process());
+
+  // Makes one process draw each micro-batch as `ranks` equal slices, from the
+  // data generators ranks 0 .. ranks-1 of a job would use: the windows a job of
+  // that many ranks sees in total. With dropout 0 the run then takes the same
+  // steps as the job (to rounding): how tests check data parallelism against a
+  // single process, and a way to replay a job's run on one machine. The batch
+  // size must divide by `ranks`; call before training, in a single process.
+  void draw_batches_as_ranks(int ranks);
 
   // Trains until settings.iters steps (or outputs.stop_after). Progress lines go to `progress`.
   // Throws tg::Error naming the step when the loss is not finite.
   TrainResult train(const TrainOutputs& outputs, std::ostream& progress);
 
   Evaluation evaluate();
+  // Seconds step 1's all-reduce of the gradients took in the last step (0 in a single process).
+  double last_all_reduce_seconds() const { return last_all_reduce_seconds_; }
+  dist::Communicator& job() const { return job_; }
   GPT& model() { return *model_; }
   const CheckpointHeader& state() const { return header_; }
   const TrainingData& data() const { return data_; }
 
  private:
-  TrainingRun(CheckpointHeader header, TrainingData data);
+  TrainingRun(CheckpointHeader header, TrainingData data, dist::Communicator& job);
   void create_optimizer();
-  double train_step();  // returns the loss; advances header_.step
-  void save(const std::string& path, bool with_optimizer);
+  void seed_rank_generators();            // this rank's data and dropout streams of a new run
+  void restore_rank_generators();         // from header_ (resume)
+  void check_ranks_agree() const;         // same settings, model and data on every rank
+  void check_replicas_agree() const;      // the same weights on every rank
+  Batch next_micro_batch();
+  double train_step();  // returns the loss (the mean over the ranks); advances header_.step
+  void save(const std::string& path, bool with_optimizer);  // every rank calls it; rank 0 writes
 
   CheckpointHeader header_;  // config, vocabulary, settings, step, generators, best val loss
   TrainingData data_;
@@ -95,8 +131,11 @@ class TrainingRun {
   std::unique_ptr<nn::ParameterArena> arena_;
   std::unique_ptr<nn::AdamW> optimizer_;
   nn::CosineSchedule schedule_;
-  Generator data_generator_;
+  dist::Communicator& job_;
+  // This rank's data stream (draw_batches_as_ranks: one per simulated rank).
+  std::vector<Generator> data_generators_;
   double last_grad_norm_ = 0;
+  double last_all_reduce_seconds_ = 0;
 };
 
 }  // namespace tg

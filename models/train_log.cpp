@@ -46,9 +46,9 @@ void cut_back_metrics(const std::string& path, int64_t resumed_at) {
 }  // namespace
 
 TrainLog::TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path,
-                   int64_t resumed_at, int64_t tokens_per_step)
+                   int64_t resumed_at, int64_t tokens_per_step, int ranks)
     : progress_(progress), progress_is_terminal_(progress_is_terminal), metrics_path_(metrics_path),
-      tokens_per_step_(tokens_per_step) {
+      tokens_per_step_(tokens_per_step), ranks_(ranks) {
   if (metrics_path.empty()) return;
   if (resumed_at >= 0) cut_back_metrics(metrics_path, resumed_at);
   metrics_.open(metrics_path, resumed_at >= 0 ? std::ios::app : std::ios::trunc);
@@ -69,15 +69,18 @@ void TrainLog::step(const StepReport& report) {
     nlohmann::json line = {{"iter", report.step},         {"train_loss", report.loss},
                            {"lr", report.lr},             {"grad_norm", report.grad_norm},
                            {"tokens_per_s", last_tokens_per_s_}, {"step_ms", report.seconds * 1e3}};
+    if (ranks_ > 1) line["all_reduce_ms"] = report.all_reduce_seconds * 1e3;
     write_metrics(line.dump());
   }
   const bool last = report.step == report.total_steps;
   if (!progress_is_terminal_ && report.step % kPlainLineInterval != 0 && !last) return;
-  char text[200];
+  char all_reduce[48] = "";
+  if (ranks_ > 1) std::snprintf(all_reduce, sizeof all_reduce, " (all-reduce %.1f ms)", report.all_reduce_seconds * 1e3);
+  char text[240];
   std::snprintf(text, sizeof text,
-                "step %lld/%lld | loss %.4f | lr %.2e | %lld tokens/step | %.0f tokens/s | %.1f ms/step | ETA %s",
+                "step %lld/%lld | loss %.4f | lr %.2e | %lld tokens/step | %.0f tokens/s | %.1f ms/step%s | ETA %s",
                 static_cast<long long>(report.step), static_cast<long long>(report.total_steps), report.loss,
-                report.lr, static_cast<long long>(tokens_per_step_), tokens_per_step_ / smoothed_seconds_, smoothed_seconds_ * 1e3,
+                report.lr, static_cast<long long>(tokens_per_step_), tokens_per_step_ / smoothed_seconds_, smoothed_seconds_ * 1e3, all_reduce,
                 format_duration(smoothed_seconds_ * static_cast<double>(report.total_steps - report.step)).c_str());
   if (progress_is_terminal_) {
     progress_ << "\r\033[K" << text << std::flush;  // \033[K clears what a longer previous line left

@@ -6,6 +6,8 @@
 //   - an evaluation line after each evaluation: train and val loss and perplexity;
 //   - a JSON Lines metrics file (optional): one object per step,
 //       {"iter": 12, "train_loss": 3.91, "lr": 0.00012, "tokens_per_s": 10500.0, "step_ms": 73.1}
+//     (a job of several ranks adds "all_reduce_ms", the part of step_ms spent averaging gradients;
+//     tokens_per_s is always the whole job's)
 //     and one per evaluation,
 //       {"iter": 250, "eval": true, "train_loss": 2.31, "val_loss": 2.35, "val_perplexity": 10.5, "lr": ..., "tokens_per_s": ...}
 //     where train_loss is the evaluation's estimate over eval_iters batches.
@@ -24,6 +26,7 @@ struct StepReport {
   double lr;
   double grad_norm;       // before clipping
   double seconds;         // wall time of this step
+  double all_reduce_seconds = 0;  // the part of it spent averaging the gradients over the ranks
 };
 
 struct EvalReport {
@@ -40,7 +43,7 @@ class TrainLog {
   // and a line a crash cut short is dropped). -1: a new run starts a new file.
   // A write that fails (a full disk) throws tg::Error naming the file.
   TrainLog(std::ostream& progress, bool progress_is_terminal, const std::string& metrics_path, int64_t resumed_at,
-           int64_t tokens_per_step);
+           int64_t tokens_per_step, int ranks = 1);
 
   void step(const StepReport& report);
   void eval(const EvalReport& report, bool best);
@@ -55,7 +58,8 @@ class TrainLog {
   bool live_line_open_ = false;
   std::string metrics_path_;
   std::ofstream metrics_;
-  int64_t tokens_per_step_;
+  int64_t tokens_per_step_;  // of the whole job
+  int ranks_;
   double smoothed_seconds_ = 0;  // exponential moving average of the step time, for tokens/s and the ETA
   double last_tokens_per_s_ = 0;
 };

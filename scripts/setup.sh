@@ -18,6 +18,7 @@ packages=(
   libcli11-dev             # the command line
   libutf8proc-dev          # Unicode categories for GPT-2's pre-tokenisation
   libxxhash-dev            # XXH3-64, the checksum of prepared datasets' token files (tinygpt prepare)
+  libopenmpi-dev openmpi-bin  # Open MPI: data-parallel training, mpirun -np N tinygpt train (distributed/)
   python3 curl ca-certificates
 )
 case "${1:-}" in
