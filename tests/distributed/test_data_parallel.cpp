@@ -58,14 +58,15 @@ std::vector<float> parameters_of(TrainingRun& run) {
   return values;
 }
 
-// max |a - b| / max |b|
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double largest_difference = 0, largest = 0;
+// ||a - b|| / ||b||, in the 2-norm (p = 2) or the max-norm (p = 0)
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b, int p) {
+  double difference = 0, size = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    largest_difference = std::max(largest_difference, std::abs(static_cast<double>(a[i]) - b[i]));
-    largest = std::max(largest, std::abs(static_cast<double>(b[i])));
+    const double d = std::abs(static_cast<double>(a[i]) - b[i]), v = std::abs(static_cast<double>(b[i]));
+    difference = p == 2 ? difference + d * d : std::max(difference, d);
+    size = p == 2 ? size + v * v : std::max(size, v);
   }
-  return largest_difference / largest;
+  return p == 2 ? std::sqrt(difference / size) : difference / size;
 }
 
 GPTConfig config_with_batch(int64_t batch_size, double dropout = 0.0) {
@@ -92,8 +93,10 @@ TEST_CASE("two ranks with batch B/2 take the steps of one process with batch B")
     single_run->draw_batches_as_ranks(2);
     const TrainResult single_result = single_run->train(outputs_in(single_dir.path()), quiet);
 
-    const double difference = relative_difference(parameters_of(*job_run), parameters_of(*single_run));
-    MESSAGE("grad_accum ", grad_accum, ": parameters differ by ", difference, " (relative)");
+    const std::vector<float> job_parameters = parameters_of(*job_run), single_parameters = parameters_of(*single_run);
+    const double difference = relative_difference(job_parameters, single_parameters, 2);
+    MESSAGE("grad_accum ", grad_accum, ": parameters differ by ", difference, " relative (2-norm), ",
+            relative_difference(job_parameters, single_parameters, 0), " (max-norm)");
     CHECK(difference <= 1e-6);
     CHECK(difference > 0);  // the summation orders do differ: the job really computed its own gradients
     REQUIRE(job_result.step_losses.size() == single_result.step_losses.size());
