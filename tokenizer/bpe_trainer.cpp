@@ -1,14 +1,19 @@
 // The BPE training loop of bpe_trainer.h.
 //
-// Data: each distinct word holds its current tokens; pair_counts holds, for
-// every adjacent pair, the number of times it occurs in the corpus; words_with
-// lists the words in which a pair may occur (entries may be stale, and are
-// checked when used). A max-heap of (count, pair) finds the next merge; an
-// entry whose count is no longer current is skipped, because a fresh entry was
-// pushed when the count changed.
+// Data: the tokens of every distinct word are nodes of one array, each linked
+// to its neighbours within its word and weighted by the word's count;
+// pair_counts holds, for every adjacent pair, the number of times it occurs in
+// the corpus; positions lists the nodes where a pair may begin (entries may be
+// stale, and are checked when used). A merge visits only the positions of its
+// pair, so training costs O(n log n) in the corpus's distinct bytes even when
+// one word is the whole corpus (a line without spaces), where rewriting whole
+// words at every merge cost O(merges x n). A max-heap of (count, pair) finds
+// the next merge; an entry whose count is no longer current is skipped, because
+// a fresh entry was pushed when the count changed.
 #include "tokenizer/bpe_trainer.h"
 
 #include <algorithm>
+#include <limits>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -27,10 +32,14 @@ PairKey pair_key(TokenId left, TokenId right) { return static_cast<PairKey>(left
 TokenId left_of(PairKey key) { return static_cast<TokenId>(key >> 32); }
 TokenId right_of(PairKey key) { return static_cast<TokenId>(key); }
 
-struct Word {
-  std::vector<TokenId> tokens;
-  std::uint64_t count;
-  std::size_t last_merge = 0;  // the merge step that last rewrote it (1-based)
+using Node = std::uint32_t;
+constexpr Node no_node = std::numeric_limits<Node>::max();
+
+// Every word's tokens, left to right, words one after another.
+struct Nodes {
+  std::vector<TokenId> token;   // no_token once merged into its left neighbour
+  std::vector<Node> previous, next;  // no_node at the edges of a word
+  std::vector<std::uint64_t> weight;  // how often its word occurs
 };
 
 struct HeapEntry {
@@ -47,11 +56,10 @@ class Trainer {
 
   BpeVocabulary run() {
     const std::size_t target_tokens = options_.vocab_size - 1;  // the last id is "<|endoftext|>"
-    std::size_t step = 0;
     while (tokens_.size() < target_tokens) {
       const std::optional<PairKey> best = pop_best_pair();
       if (!best) break;
-      merge(*best, ++step);
+      merge(*best);
     }
     std::vector<std::string> tokens = std::move(tokens_);
     const TokenId end_of_text = static_cast<TokenId>(tokens.size());
@@ -71,24 +79,30 @@ class Trainer {
       tokens_.emplace_back(1, static_cast<char>(byte));
       id_of_.emplace(tokens_.back(), static_cast<TokenId>(i));
     }
-    words_.reserve(piece_counts.size());
+    std::size_t total_bytes = 0;
+    for (const auto& [piece, count] : piece_counts) total_bytes += piece.size();
+    if (total_bytes >= no_node) {
+      throw TokenizerError("BPE training: the corpus has " + std::to_string(total_bytes) +
+                           " bytes of distinct words, more than the trainer's limit of " + std::to_string(no_node - 1));
+    }
     for (const auto& [piece, count] : piece_counts) {
-      Word word{{}, count};
-      word.tokens.reserve(piece.size());
-      for (char byte : piece) word.tokens.push_back(byte_ids_[static_cast<std::uint8_t>(byte)]);
-      words_.push_back(std::move(word));
+      for (std::size_t i = 0; i < piece.size(); ++i) {
+        const Node node = static_cast<Node>(nodes_.token.size());
+        nodes_.token.push_back(byte_ids_[static_cast<std::uint8_t>(piece[i])]);
+        nodes_.previous.push_back(i == 0 ? no_node : node - 1);
+        nodes_.next.push_back(i + 1 == piece.size() ? no_node : node + 1);
+        nodes_.weight.push_back(count);
+      }
     }
   }
 
   void count_pairs() {
-    for (std::uint32_t w = 0; w < words_.size(); ++w) {
-      const Word& word = words_[w];
-      for (std::size_t i = 0; i + 1 < word.tokens.size(); ++i) {
-        const PairKey key = pair_key(word.tokens[i], word.tokens[i + 1]);
-        pair_counts_[key] += word.count;
-        std::vector<std::uint32_t>& where = words_with_[key];
-        if (where.empty() || where.back() != w) where.push_back(w);
-      }
+    for (Node node = 0; node < nodes_.token.size(); ++node) {
+      const Node next = nodes_.next[node];
+      if (next == no_node) continue;
+      const PairKey key = pair_key(nodes_.token[node], nodes_.token[next]);
+      pair_counts_[key] += nodes_.weight[node];
+      positions_[key].push_back(node);
     }
     for (const auto& [key, count] : pair_counts_) heap_.push({count, key});
   }
@@ -119,15 +133,16 @@ class Trainer {
     return std::nullopt;
   }
 
-  void add_to_pair(TokenId left, TokenId right, std::int64_t delta, std::uint32_t word) {
+  // A pair's count changes by delta at `node`, where a pair now begins when delta > 0.
+  void add_to_pair(TokenId left, TokenId right, std::int64_t delta, Node node) {
     const PairKey key = pair_key(left, right);
     std::uint64_t& count = pair_counts_[key];
     count += static_cast<std::uint64_t>(delta);  // wraps correctly for negative deltas
     changed_.insert(key);
-    if (delta > 0) words_with_[key].push_back(word);
+    if (delta > 0) positions_[key].push_back(node);
   }
 
-  void merge(PairKey pair, std::size_t step) {
+  void merge(PairKey pair) {
     const TokenId left = left_of(pair), right = right_of(pair);
     std::string bytes = tokens_[left] + tokens_[right];
     TokenId merged;
@@ -140,14 +155,12 @@ class Trainer {
       merges_.push_back({left, right});
     }
 
-    const std::vector<std::uint32_t> where = std::move(words_with_[pair]);
-    words_with_.erase(pair);
-    for (std::uint32_t w : where) {
-      Word& word = words_[w];
-      if (word.last_merge == step) continue;  // listed twice
-      word.last_merge = step;
-      merge_in_word(word, w, left, right, merged);
-    }
+    std::vector<Node> where = std::move(positions_[pair]);
+    positions_.erase(pair);
+    // Left to right within each word, as encoding merges: in "a a a", a+a merges the first two.
+    std::sort(where.begin(), where.end());
+    where.erase(std::unique(where.begin(), where.end()), where.end());
+    for (Node node : where) merge_at(node, left, right, merged);
     for (PairKey key : changed_) {
       const std::uint64_t count = pair_counts_[key];
       if (count == 0) {
@@ -159,42 +172,38 @@ class Trainer {
     changed_.clear();
   }
 
-  // Rewrites one word left to right, merging each (left, right) occurrence
-  // into `merged`. Only the pairs at the seams change: for each output token
-  // next to a merged one, the old pair across that seam is removed and the
-  // new one added; each merged occurrence also removes one (left, right).
-  void merge_in_word(Word& word, std::uint32_t w, TokenId left, TokenId right, TokenId merged) {
-    const std::int64_t count = static_cast<std::int64_t>(word.count);
-    std::vector<TokenId>& tokens = word.tokens;
-    std::size_t out = 0;
-    bool previous_was_merged = false;
-    TokenId previous_old_last = no_token;  // the old token at the previous output's right edge
-    for (std::size_t i = 0; i < tokens.size();) {
-      const bool is_merge = i + 1 < tokens.size() && tokens[i] == left && tokens[i + 1] == right;
-      const TokenId output = is_merge ? merged : tokens[i];
-      const TokenId old_first = tokens[i];
-      const TokenId old_last = is_merge ? right : tokens[i];
-      if (is_merge) add_to_pair(left, right, -count, w);
-      if (out > 0 && (is_merge || previous_was_merged)) {
-        add_to_pair(previous_old_last, old_first, -count, w);
-        add_to_pair(tokens[out - 1], output, count, w);
-      }
-      tokens[out++] = output;
-      previous_was_merged = is_merge;
-      previous_old_last = old_last;
-      i += is_merge ? 2 : 1;
+  // Merges (left, right) at `node` into `merged`, unless the pair no longer
+  // begins there. Only the pairs at the seams change: the pair before it and
+  // the pair after it are replaced by pairs with the merged token.
+  void merge_at(Node node, TokenId left, TokenId right, TokenId merged) {
+    if (nodes_.token[node] != left) return;  // merged away, or rewritten, since it was listed
+    const Node second = nodes_.next[node];
+    if (second == no_node || nodes_.token[second] != right) return;
+    const std::int64_t weight = static_cast<std::int64_t>(nodes_.weight[node]);
+    const Node before = nodes_.previous[node], after = nodes_.next[second];
+    if (before != no_node) {
+      add_to_pair(nodes_.token[before], left, -weight, before);
+      add_to_pair(nodes_.token[before], merged, weight, before);
     }
-    tokens.resize(out);
+    if (after != no_node) {
+      add_to_pair(right, nodes_.token[after], -weight, node);
+      add_to_pair(merged, nodes_.token[after], weight, node);
+      nodes_.previous[after] = node;
+    }
+    add_to_pair(left, right, -weight, node);
+    nodes_.token[node] = merged;
+    nodes_.token[second] = no_token;
+    nodes_.next[node] = after;
   }
 
   BpeTrainingOptions options_;
-  std::vector<Word> words_;
+  Nodes nodes_;
   std::vector<std::string> tokens_;  // id -> bytes
   std::unordered_map<std::string, TokenId> id_of_;
   std::vector<Merge> merges_;
   TokenId byte_ids_[256] = {};
   std::unordered_map<PairKey, std::uint64_t> pair_counts_;
-  std::unordered_map<PairKey, std::vector<std::uint32_t>> words_with_;
+  std::unordered_map<PairKey, std::vector<Node>> positions_;
   std::unordered_set<PairKey> changed_;
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, LowerPriority> heap_{LowerPriority{&tokens_}};
 };

@@ -11,6 +11,10 @@ namespace tg::tokenizer {
 
 namespace {
 
+struct MergeablePair {
+  TokenId left, right, merged;
+};
+
 std::string merge_label(std::size_t index) { return "merge " + std::to_string(index + 1); }
 
 // "'Ġworld' (id 995)": names a token in messages, written in GPT-2's alphabet.
@@ -21,6 +25,63 @@ std::string describe_token(const BpeVocabulary& vocabulary, TokenId id) {
   label += bytes_to_alphabet_text(vocabulary.token_bytes(id));
   label += "' (id " + std::to_string(id) + ")";
   return label;
+}
+
+// For every ordinary token, the longest shorter ordinary token that begins it
+// (or, from_end, that ends it); no_token where there is none. Sorted by their
+// bytes (read backwards for endings), the tokens that begin a token come before
+// it, each beginning the next, and every token between them begins with them
+// too: a stack of that chain finds them all in one pass.
+std::vector<TokenId> longest_inner_tokens(const BpeVocabulary& vocabulary, const std::vector<bool>& special,
+                                          bool from_end) {
+  const auto bytes_of = [&](TokenId id) { return vocabulary.token_bytes(id); };
+  std::vector<TokenId> ordered;
+  for (TokenId id = 0; id < vocabulary.size(); ++id)
+    if (!special[id]) ordered.push_back(id);
+  const auto unsigned_less = [](unsigned char a, unsigned char b) { return a < b; };
+  std::sort(ordered.begin(), ordered.end(), [&](TokenId a, TokenId b) {
+    const std::string_view x = bytes_of(a), y = bytes_of(b);
+    return from_end ? std::lexicographical_compare(x.rbegin(), x.rend(), y.rbegin(), y.rend(), unsigned_less)
+                    : std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end(), unsigned_less);
+  });
+  const auto contains_at_edge = [&](std::string_view token, std::string_view inner) {
+    return inner.size() < token.size() && (from_end ? token.ends_with(inner) : token.starts_with(inner));
+  };
+  std::vector<TokenId> inner(vocabulary.size(), no_token);
+  std::vector<TokenId> chain;
+  for (TokenId id : ordered) {
+    while (!chain.empty() && !contains_at_edge(bytes_of(id), bytes_of(chain.back()))) chain.pop_back();
+    if (!chain.empty()) inner[id] = chain.back();
+    chain.push_back(id);
+  }
+  return inner;
+}
+
+// Every (left, right) -> merged where left's bytes then right's are merged's:
+// the token's beginnings and endings that are tokens, matched by length. The
+// work grows with the vocabulary's bytes, not with their square (trying every
+// split of a 64 KB token, from BPE training on one long line, took seconds).
+std::vector<MergeablePair> mergeable_pairs(const BpeVocabulary& vocabulary, const std::vector<bool>& special) {
+  const std::vector<TokenId> beginning = longest_inner_tokens(vocabulary, special, false);
+  const std::vector<TokenId> ending = longest_inner_tokens(vocabulary, special, true);
+  std::vector<MergeablePair> pairs;
+  std::vector<TokenId> endings;  // of one token, shortest first
+  for (TokenId id = 0; id < vocabulary.size(); ++id) {
+    const std::size_t length = vocabulary.token_bytes(id).size();
+    if (special[id] || length < 2) continue;
+    endings.clear();
+    for (TokenId end = ending[id]; end != no_token; end = ending[end]) endings.push_back(end);
+    std::reverse(endings.begin(), endings.end());
+    // Beginnings come longest first, so the ending each needs gets longer: one pass over both.
+    auto candidate = endings.begin();
+    for (TokenId begin = beginning[id]; begin != no_token; begin = beginning[begin]) {
+      const std::size_t needed = length - vocabulary.token_bytes(begin).size();
+      while (candidate != endings.end() && vocabulary.token_bytes(*candidate).size() < needed) ++candidate;
+      if (candidate != endings.end() && vocabulary.token_bytes(*candidate).size() == needed)
+        pairs.push_back({begin, *candidate, id});
+    }
+  }
+  return pairs;
 }
 
 }  // namespace
@@ -98,23 +159,16 @@ BpeVocabulary::BpeVocabulary(std::vector<std::string> tokens, std::vector<Merge>
   }
 
   // Every split of every ordinary token into two tokens is a mergeable pair.
-  // A token of n bytes has n-1 splits; GPT-2's 50k tokens give ~300k pairs.
-  std::size_t pair_estimate = 0;
-  for (TokenId id = 0; id < count; ++id) pair_estimate += special[id] ? 0 : token_bytes(id).size() - 1;
-  pairs_ = PairTable(pair_estimate);
+  // GPT-2's 50k tokens give ~300k pairs.
   for (TokenId id = 0; id < count; ++id) {
-    const std::string_view bytes = token_bytes(id);
-    if (special[id] || bytes.size() < 2) continue;
-    if (!produced[id]) {
+    if (!special[id] && token_bytes(id).size() >= 2 && !produced[id]) {
       throw TokenizerError("token " + describe_token(*this, id) +
                            " is not produced by any merge (is the merges file truncated?)");
     }
-    for (std::size_t split = 1; split < bytes.size(); ++split) {
-      const TokenId left = find(bytes.substr(0, split));
-      const TokenId right = find(bytes.substr(split));
-      if (left != no_token && right != no_token) pairs_.insert(left, right, id);
-    }
   }
+  const std::vector<MergeablePair> pairs = mergeable_pairs(*this, special);
+  pairs_ = PairTable(pairs.size());
+  for (const MergeablePair& pair : pairs) pairs_.insert(pair.left, pair.right, pair.merged);
 }
 
 }  // namespace tg::tokenizer

@@ -2,10 +2,16 @@
 // GPT-2's format and loading back, round trips, and bad options.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
 #include "tests/tokenizer/tokenizer_test_support.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/errors.h"
 #include "tokenizer/gpt2_files.h"
+#include "tokenizer/gpt2_pretokenizer.h"
 
 using namespace tg::tokenizer;
 
@@ -13,6 +19,45 @@ namespace {
 
 std::string merge_text(const BpeVocabulary& vocabulary, const Merge& merge) {
   return std::string(vocabulary.token_bytes(merge.left)) + "+" + std::string(vocabulary.token_bytes(merge.right));
+}
+
+// BPE training as its definition reads, with none of the trainer's bookkeeping:
+// count every pair in every word, merge the best one left to right in every
+// word, start again. Returns the merges that made new tokens, as "left+right".
+std::vector<std::string> train_bpe_by_definition(std::string_view corpus, std::size_t merges, std::uint64_t min_count) {
+  std::map<std::string, std::uint64_t> word_counts;
+  Gpt2PieceScanner scanner(corpus);
+  for (std::string_view piece = scanner.next(); !piece.empty(); piece = scanner.next()) ++word_counts[std::string(piece)];
+  std::vector<std::pair<std::vector<std::string>, std::uint64_t>> words;
+  for (const auto& [word, count] : word_counts) {
+    std::vector<std::string> tokens;
+    for (char byte : word) tokens.emplace_back(1, byte);
+    words.push_back({tokens, count});
+  }
+  std::set<std::string> tokens;
+  for (int byte = 0; byte < 256; ++byte) tokens.insert(std::string(1, static_cast<char>(byte)));
+  std::vector<std::string> made;
+  while (made.size() < merges) {
+    std::map<std::pair<std::string, std::string>, std::uint64_t> pair_counts;  // ordered by bytes
+    for (const auto& [word, count] : words)
+      for (std::size_t i = 0; i + 1 < word.size(); ++i) pair_counts[{word[i], word[i + 1]}] += count;
+    const auto best = std::max_element(pair_counts.begin(), pair_counts.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second || (a.second == b.second && a.first > b.first);
+    });
+    if (best == pair_counts.end() || best->second < min_count) break;
+    const auto [left, right] = best->first;
+    for (auto& [word, count] : words) {
+      std::vector<std::string> merged;
+      for (std::size_t i = 0; i < word.size(); ++i) {
+        const bool here = i + 1 < word.size() && word[i] == left && word[i + 1] == right;
+        merged.push_back(here ? left + right : word[i]);
+        if (here) ++i;
+      }
+      word = merged;
+    }
+    if (tokens.insert(left + right).second) made.push_back(left + "+" + right);
+  }
+  return made;
 }
 
 }  // namespace
@@ -85,6 +130,21 @@ TEST_CASE("a tokenizer trained on tiny Shakespeare saves, loads like GPT-2's, an
     const std::string original = testing::read_file(scratch.path() / name);
     CHECK(testing::read_file(again.path() / name) == original);
     CHECK(testing::read_file(scratch.path() / "resaved" / name) == original);
+  }
+}
+
+TEST_CASE("training makes the merges the definition makes, on corpora full of repeats and overlaps") {
+  std::mt19937 random(11);
+  for (const std::string alphabet : {"a", "ab", "ab ", "abc \n", "aab b\xC3\xA9"}) {
+    for (int corpus_index = 0; corpus_index < 4; ++corpus_index) {
+      std::string corpus(200 + random() % 1800, ' ');
+      for (char& byte : corpus) byte = alphabet[random() % alphabet.size()];
+      CAPTURE(corpus);
+      const BpeVocabulary trained = train_bpe(corpus, {.vocab_size = 257 + 40});
+      std::vector<std::string> made;
+      for (const Merge& merge : trained.merges()) made.push_back(merge_text(trained, merge));
+      CHECK(made == train_bpe_by_definition(corpus, 40, 2));
+    }
   }
 }
 
