@@ -1,0 +1,27 @@
+# `cmake --install`: the tinygpt library, its headers under include/tinygpt/, and
+# a CMake package, so that another project writes
+#   find_package(tinygpt REQUIRED)
+#   target_link_libraries(app PRIVATE tinygpt::tinygpt)
+# (examples/ is such a project; tests/install builds it against an installed copy).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS tinygpt EXPORT tinygptTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+foreach(layer tensor autograd nn distributed models inspect tokenizer)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/${layer}
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
+install(EXPORT tinygptTargets NAMESPACE tinygpt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
+
+# The package finds again what the library links (a static library passes its dependencies on).
+set(TINYGPT_PACKAGE_USES_MPI OFF)
+if(MPI_CXX_FOUND)
+  set(TINYGPT_PACKAGE_USES_MPI ON)
+endif()
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tinygptConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/tinygptConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/tinygptConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/tinygptConfig.cmake ${PROJECT_BINARY_DIR}/tinygptConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)

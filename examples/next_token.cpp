@@ -1,0 +1,50 @@
+// Loads a tinygpt checkpoint and prints the model's next-token distribution
+// after a prompt: the five likeliest tokens and their probabilities.
+//
+//   next_token out/best.safetensors "ROMEO:"
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <vector>
+
+#include <tinygpt/autograd/grad_mode.h>
+#include <tinygpt/models/checkpoint.h>
+#include <tinygpt/models/gpt.h>
+#include <tinygpt/tensor/factory.h>
+#include <tinygpt/tensor/softmax.h>
+#include <tinygpt/tokenizer/text_tokenizer.h>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: next_token CHECKPOINT PROMPT\n";
+    return 2;
+  }
+  try {
+    const tg::Checkpoint checkpoint = tg::load_checkpoint(argv[1]);
+    tg::GPT model(checkpoint.header.config, /*seed=*/0, tg::DType::Float32, /*initialize=*/false);
+    tg::restore_parameters(checkpoint, model);
+    model.eval();
+    const auto tokenizer = tg::tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
+
+    std::vector<int64_t> ids = tokenizer.encode(argv[2]);  // (T,)
+    const int64_t context = std::min<int64_t>(static_cast<int64_t>(ids.size()), model.config().block_size);
+    ids.erase(ids.begin(), ids.end() - context);
+    tg::NoGradGuard no_grad;
+    const tg::Tensor logits = model.forward(tg::from_vector(ids, {1, context}), tg::GPT::LogitPositions::Last);  // (1, 1, V)
+    const tg::Tensor probabilities = tg::raw::softmax(logits, -1);  // (1, 1, V)
+    const float* p = probabilities.data<float>();
+
+    std::vector<int64_t> order(static_cast<size_t>(model.config().vocab_size));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+    for (int rank = 0; rank < 5; ++rank) {
+      const int64_t id = order[static_cast<size_t>(rank)];
+      std::printf("%5.1f%%  id %-6lld %s\n", 100.0 * p[id], static_cast<long long>(id),
+                  tokenizer.decode(std::vector<int64_t>{id}).c_str());
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "next_token: " << error.what() << "\n";
+    return 1;
+  }
+}
