@@ -28,7 +28,9 @@ struct TrainingMetrics {
 
 // Throws tg::Error naming `source` (and the 1-based line) for a line that is not
 // a JSON object, a missing or non-numeric field, or a file without any step or
-// evaluation line. Blank lines are skipped; fields not needed here are ignored.
+// evaluation line. Blank lines are skipped, and so is a last line cut short (no
+// newline, not JSON: a write a crash or a full disk interrupted); fields not
+// needed here are ignored.
 TrainingMetrics parse_metrics(std::istream& lines, const std::string& source);
 TrainingMetrics read_metrics(const std::string& path);  // also throws if the file cannot be read
 

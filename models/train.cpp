@@ -319,8 +319,10 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
   const std::string best_path = (fs::path(outputs.out_dir) / kBestCheckpointFile).string();
   if (root) {
     fs::create_directories(outputs.out_dir);
-    // Saves a killed run was in the middle of left their temporary files: clear them.
-    for (const std::string& path : {latest_path, best_path}) {
+    // Saves a killed run was in the middle of left their temporary files: clear them. The metrics
+    // log has one too when the kill came while a resume was cutting it back (models/train_log.h).
+    for (const std::string& path : {latest_path, best_path, outputs.metrics_path}) {
+      if (path.empty()) continue;
       if (const int removed = remove_stale_temporary_files(path); removed > 0)
         progress << "removed " << removed << " temporary file" << (removed == 1 ? "" : "s")
                  << " left by an interrupted save of " << path << "\n";

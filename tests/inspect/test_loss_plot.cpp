@@ -49,8 +49,18 @@ TEST_CASE("parse_metrics: step and evaluation lines, by iteration, a repeated on
   CHECK(metrics.evals[1].val_loss == 3.6);
 }
 
+TEST_CASE("parse_metrics: a last line cut short (a killed run, a full disk) is skipped, as train --resume drops it") {
+  const TrainingMetrics metrics = parse(kMetrics + R"({"grad_norm":5.3,"iter":3,"lr":0.003,"step_ms":6)");
+  REQUIRE(metrics.steps.size() == 2);
+  CHECK(metrics.steps[1].iter == 2);
+  CHECK(metrics.evals.size() == 2);
+  // Only the last line: the same text with a newline after it is an error (a damaged file, not a write in progress).
+  CHECK_THROWS_WITH_AS(parse(kMetrics + R"({"grad_norm":5.3,"iter":3,"lr":0.003,"step_ms":6)" + "\n"),
+                       doctest::Contains("line 7: not a JSON object"), Error);
+}
+
 TEST_CASE("parse_metrics and read_metrics: errors name the file, the line and what is wrong") {
-  CHECK_THROWS_WITH_AS(parse("{\"iter\": 1, \"train_loss\": 2, \"lr\": 0}\n{\"iter\": 2, \"train_lo"),
+  CHECK_THROWS_WITH_AS(parse("{\"iter\": 1, \"train_loss\": 2, \"lr\": 0}\n{\"iter\": 2, \"train_lo\n"),
                        doctest::Contains("metrics 'run/metrics.jsonl' line 2: not a JSON object: {\"iter\": 2"), Error);
   CHECK_THROWS_WITH_AS(parse("[1, 2]\n"), doctest::Contains("line 1: not a JSON object"), Error);
   CHECK_THROWS_WITH_AS(parse("\n{\"iter\": 3, \"lr\": 0.1}\n"),

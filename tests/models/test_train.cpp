@@ -202,6 +202,19 @@ TEST_CASE("train: temporary files left by a killed save are removed when the run
   CHECK(progress.str().find("removed 1 temporary file left by an interrupted save") != std::string::npos);
 }
 
+TEST_CASE("train: the temporary file of a metrics log whose cut-back was killed is removed too") {
+  ScratchDir dir;
+  // A resume killed while rewriting the log (write_file_atomically) leaves METRICS.tmp.PID.N.
+  const std::string stale = dir.file("metrics.jsonl.tmp.4999999.0");  // no such process
+  std::ofstream(stale) << "{\"iter\": 1, \"train_loss\": 1.0}\n";
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), tg::testing::tiny_settings(2));
+  std::ostringstream progress;
+  run->train(with_metrics(dir), progress);
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(progress.str().find("removed 1 temporary file left by an interrupted save of " + dir.file("metrics.jsonl")) !=
+        std::string::npos);
+}
+
 TEST_CASE("train --resume: the metrics log is cut back to the checkpoint, without repeated steps or a torn line") {
   ScratchDir dir;
   TrainOutputs outputs = with_metrics(dir);
