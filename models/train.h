@@ -102,10 +102,13 @@ class TrainingRun {
   // size must divide by `ranks`; call before training, in a single process.
   void draw_batches_as_ranks(int ranks);
 
-  // Trains until settings.iters steps (or outputs.stop_after). Progress lines go to `progress`.
+  // Trains until settings.iters steps (or outputs.stop_after). Progress lines go to `progress`
+  // (rank 0's; the other ranks of a job print nothing).
   // Throws tg::Error naming the step when the loss is not finite.
   TrainResult train(const TrainOutputs& outputs, std::ostream& progress);
 
+  // The mean loss over eval_iters batches of each split. In a job of several
+  // ranks every rank must call it (each evaluates its share; the sums are all-reduced).
   Evaluation evaluate();
   // Seconds step 1's all-reduce of the gradients took in the last step (0 in a single process).
   double last_all_reduce_seconds() const { return last_all_reduce_seconds_; }
