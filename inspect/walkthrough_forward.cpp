@@ -277,11 +277,11 @@ Tensor traced_embedding(const GPTConfig& config, const ParameterLeaves& paramete
                                                                    static_cast<double>(head_size))));
     return x;
   }
-  const Tensor position_table = config.positional == PositionalEncoding::Learned
-                                    ? parameters.at("wpe.weight")
-                                    : nn::sinusoidal_table(config.block_size, channels, table.dtype());  // (block_size, C)
-  const Tensor used_positions = narrow(position_table, 0, 0, time);  // (T, C)
-  log.add_values("embed.positions", {position_table.shape()}, used_positions);
+  // The rows of the (block_size, C) table in use; the sinusoidal table is only computed for those.
+  const Tensor used_positions = config.positional == PositionalEncoding::Learned
+                                    ? narrow(parameters.at("wpe.weight"), 0, 0, time)
+                                    : nn::sinusoidal_table(time, channels, table.dtype());  // (T, C)
+  log.add_values("embed.positions", {Shape{config.block_size, channels}}, used_positions);
   const Tensor sum = add(x, used_positions);  // (1, T, C) + (T, C)
   log.add_values("embed.sum", {x.shape(), used_positions.shape()}, sum);
   return sum;

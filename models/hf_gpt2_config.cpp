@@ -79,9 +79,11 @@ GPTConfig hf_gpt2_config(const Json& config_json, const std::string& where) {
     config.tie_embeddings = tied->get<bool>();
   // Dropout rates are training settings: the imported model has none (config.dropout = 0).
 
+  // n_inner / 4, not 4 * n_embd: an n_embd too large for a model is only refused later (by its parameter
+  // count), and 4 * n_embd would overflow first.
   if (const Json* inner = optional_key(config_json, where, "n_inner", &Json::is_number_integer, "an integer or null"))
-    check(inner->get<int64_t>() == 4 * config.n_embd, where, ": \"n_inner\": ", inner->dump(),
-          " is not supported (tinygpt's MLP is 4 * n_embd = ", 4 * config.n_embd, " wide)");
+    check(inner->get<int64_t>() % 4 == 0 && inner->get<int64_t>() / 4 == config.n_embd, where, ": \"n_inner\": ",
+          inner->dump(), " is not supported (tinygpt's MLP is 4 * n_embd wide, n_embd = ", config.n_embd, ")");
   require_flag(config_json, where, "scale_attn_weights", true, "tinygpt always divides attention scores by sqrt(HS)");
   require_flag(config_json, where, "scale_attn_by_inverse_layer_idx", false,
                "tinygpt does not scale attention scores by 1 / (layer + 1)");

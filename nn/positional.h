@@ -36,18 +36,23 @@ class LearnedPositions : public AbsolutePositions {
   Tensor weight_;
 };
 
+// The (block_size, C) table is not stored: each forward computes the rows it
+// returns, as RoPE computes its angles. So the model's memory does not grow with
+// block_size, which a file may declare as large as it likes (a 3 KB checkpoint
+// saying 2^40 made the model compute a 32 TB table).
 class SinusoidalPositions : public AbsolutePositions {
  public:
   SinusoidalPositions(int64_t block_size, int64_t channels, DType dtype = DType::Float32);
-  Tensor forward(int64_t length, int64_t offset = 0) const override;
-  const Tensor& table() const { return table_; }  // (block_size, C), a constant
+  Tensor forward(int64_t length, int64_t offset = 0) const override;  // (length, C), a constant
   std::string describe() const override;
 
  private:
-  Tensor table_;
+  int64_t block_size_, channels_;
+  DType dtype_;
 };
 
-// The sinusoidal table (positions, C), computed in double precision.
-Tensor sinusoidal_table(int64_t positions, int64_t channels, DType dtype = DType::Float32);
+// Rows first_position .. first_position + positions - 1 of the sinusoidal
+// table: (positions, C), computed in double precision.
+Tensor sinusoidal_table(int64_t positions, int64_t channels, DType dtype = DType::Float32, int64_t first_position = 0);
 
 }  // namespace tg::nn

@@ -4,7 +4,8 @@
 # called at all when nothing is missing.
 #
 #   bash scripts/setup.sh              # build and benchmark dependencies (what scripts/run.sh needs)
-#   bash scripts/setup.sh --test       # also headless Chromium, for the test of explain's web page
+#   bash scripts/setup.sh --test       # also headless Chromium, for the test of explain's web page,
+#                                      # and clang with libFuzzer, for the fuzz harnesses (tests/fuzz/)
 #   bash scripts/setup.sh --reference  # also Chromium, PyTorch + numpy (fixture scripts, benchmarks
 #                                      # against PyTorch) and Node.js/npm (tiktoken reference ids)
 set -euo pipefail
@@ -26,7 +27,12 @@ case "${1:-}" in
   *) echo "setup: unknown option '$1' (--test or --reference)" >&2; exit 2 ;;
 esac
 if [[ "${1:-}" == "--test" || "${1:-}" == "--reference" ]]; then
-  packages+=(chromium)  # headless browser: the test that explain's web page loads and shows every stage
+  packages+=(
+    chromium            # headless browser: the test that explain's web page loads and shows every stage
+    clang               # the fuzz build (bash scripts/build.sh fuzz): Debian 12's clang is clang 14
+    libclang-rt-14-dev  # clang 14's runtimes: libFuzzer (-fsanitize=fuzzer), ASan, UBSan
+    libomp-14-dev       # clang 14's OpenMP runtime (libomp): the library's kernels use OpenMP
+  )
 fi
 if [[ "${1:-}" == "--reference" ]]; then
   packages+=(python3-torch python3-numpy)

@@ -16,6 +16,9 @@ template <class... Handlers>
 struct Overloaded : Handlers... {
   using Handlers::operator()...;
 };
+// C++20 deduces this for an aggregate, but clang only from version 17 (the fuzz build uses clang 14).
+template <class... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
 std::vector<TokenId> to_token_ids(std::span<const int64_t> ids) {
   std::vector<TokenId> token_ids(ids.size());

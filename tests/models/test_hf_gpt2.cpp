@@ -334,6 +334,13 @@ TEST_CASE("hf_gpt2: bad config.json keys are refused naming the key") {
   check_bad_config([](Json& c) { c["layer_norm_epsilon"] = -1; }, "\"layer_norm_epsilon\" must be positive");
   check_bad_config([](Json& c) { c["tie_word_embeddings"] = 1; }, "\"tie_word_embeddings\" must be true or false");
   check_bad_config([](Json& c) { c["n_inner"] = 32; }, "\"n_inner\": 32 is not supported");
+  check_bad_config(  // 4 * n_embd wraps around to 4 in int64 (found by tests/fuzz/fuzz_hf_config)
+      [](Json& c) {
+        c["n_embd"] = (int64_t{1} << 62) + 1;
+        c["n_head"] = 1;
+        c["n_inner"] = 4;
+      },
+      "\"n_inner\": 4 is not supported");
   check_bad_config([](Json& c) { c["scale_attn_weights"] = false; }, "\"scale_attn_weights\": false is not supported");
   check_bad_config([](Json& c) { c["scale_attn_by_inverse_layer_idx"] = true; },
                    "\"scale_attn_by_inverse_layer_idx\": true is not supported");

@@ -147,6 +147,18 @@ TEST_CASE("sinusoidal positions: sin on even channels, cos on odd, frequencies 1
   check_close(positions.forward(2, 1).to_vector<double>(), raw::narrow(table, 0, 1, 2).to_vector<double>());
 }
 
+TEST_CASE("sinusoidal positions: rows are computed when asked, so a block_size of 2^40 costs nothing up front") {
+  // A 3 KB checkpoint can declare it (tests/fuzz/corpus/checkpoint/sinusoidal_block_size_2_40): the
+  // whole (2^40, 4) table, 32 TB of doubles, was computed when the model was built.
+  const int64_t block_size = int64_t{1} << 40;
+  SinusoidalPositions positions(block_size, 4, DType::Float64);
+  const double last = static_cast<double>(block_size - 1), slow = last / std::pow(10000.0, 2.0 / 4.0);
+  CHECK(positions.forward(1, block_size - 1).to_vector<double>() ==
+        std::vector<double>{std::sin(last), std::cos(last), std::sin(slow), std::cos(slow)});
+  CHECK_THROWS_WITH_AS(positions.forward(2, block_size - 1),
+                       doctest::Contains("outside the table of 1099511627776 positions"), Error);
+}
+
 TEST_CASE("learned positions: rows offset.., an error past block_size") {
   LearnedPositions positions(4, 2);
   raw::copy_(positions.weight(), from_vector<float>({0, 1, 2, 3, 4, 5, 6, 7}, {4, 2}));

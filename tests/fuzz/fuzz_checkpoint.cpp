@@ -1,0 +1,39 @@
+// Fuzzes reading a checkpoint (models/checkpoint.h) as the CLI does.
+//
+// load_checkpoint maps the file and validates its metadata; then, as `tinygpt
+// sample` (cli/model_source.cpp) and `train --resume` (models/train.cpp) go
+// on, the model its config describes is built, the weights are copied into it,
+// the tokenizer is rebuilt from its JSON and, when the file has them, AdamW's
+// moments are restored. A bad file must be refused with tg::Error at one of
+// these steps; anything else (a tokenizer error after load_checkpoint has
+// validated the tokenizer, std::bad_alloc, a sanitizer report) is a finding.
+// A config can only describe as many parameters as the file's tensors hold,
+// so nothing here may allocate much more than the input's size: libFuzzer's
+// -malloc_limit_mb reports a file that makes the loader allocate gigabytes.
+#include <cstdint>
+
+#include "models/checkpoint.h"
+#include "models/gpt.h"
+#include "nn/optim/adamw.h"
+#include "nn/parameter_arena.h"
+#include "tensor/error.h"
+#include "tests/fuzz/memory_file.h"
+#include "tokenizer/text_tokenizer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const tg::fuzz::MemoryFile file(data, size);
+  try {
+    const tg::Checkpoint checkpoint = tg::load_checkpoint(file.path());
+    tg::GPT model(checkpoint.header.config, 0, tg::DType::Float32, /*initialize=*/false);
+    tg::restore_parameters(checkpoint, model);
+    tg::tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
+    if (checkpoint.has_optimizer_state) {
+      const tg::nn::ParameterArena arena(model);
+      tg::nn::AdamW optimizer(arena, tg::nn::AdamWOptions{});
+      tg::restore_optimizer(checkpoint, optimizer);
+    }
+  } catch (const tg::Error&) {
+    // A clean refusal, naming the file and what is wrong with it.
+  }
+  return 0;
+}
