@@ -40,7 +40,7 @@ void run_bpe_train(const BpeTrainOptions& options) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // A vocabulary of bytes alone is not one GPT-2's format can hold (vocab.bpe lists merges).
   check(!vocabulary.merges().empty(), "bpe-train: no merge learned from '", options.data_path, "' (", corpus.size(),
-        " bytes): no pair of neighbouring bytes occurs --min-count ", options.min_pair_count,
+        corpus.size() == 1 ? " byte" : " bytes", "): no pair of neighbouring bytes occurs --min-count ", options.min_pair_count,
         " times; give a longer text; nothing was written");
   tokenizer::write_gpt2_vocabulary(vocabulary, options.out_directory);
 
