@@ -86,16 +86,27 @@ std::string short_name(const std::string& id) {
   return dot == std::string::npos ? id : id.substr(dot + 1);
 }
 
-// The first `count` tokens as heatmap labels, spaces shown as "␣" (a label " the" or " " must be seen).
+// A token's text with its spaces shown as "␣": a token " the" or " " must be seen.
+std::string visible(const std::string& text) {
+  std::string shown;
+  for (char byte : text) shown += byte == ' ' ? "\u2423" : std::string(1, byte);
+  return shown;
+}
+
+// The first `count` tokens as heatmap labels, spaces visible.
 std::vector<std::string> token_labels(const Walkthrough& walkthrough, int64_t count) {
   std::vector<std::string> labels;
-  for (int64_t i = 0; i < count; ++i) {
-    std::string label;
-    for (char byte : walkthrough.tokens[static_cast<size_t>(i)].text)
-      label += byte == ' ' ? "\u2423" : std::string(1, byte);
-    labels.push_back(label);
-  }
+  for (int64_t i = 0; i < count; ++i) labels.push_back(visible(walkthrough.tokens[static_cast<size_t>(i)].text));
   return labels;
+}
+
+// A values table's column header: the token whose id the column is (logits,
+// probabilities: one column per vocabulary entry), else the column's index.
+std::string column_header(const Walkthrough& walkthrough, int64_t column, bool columns_are_tokens) {
+  if (!columns_are_tokens) return "<th>" + std::to_string(column) + "</th>";
+  const auto id = static_cast<size_t>(column);
+  const std::string token = id < walkthrough.vocabulary.size() ? visible(walkthrough.vocabulary[id]) : "?";
+  return "<th title=\"id " + std::to_string(column) + "\">" + token_span(token) + "</th>";
 }
 
 std::string page_header(const Walkthrough& walkthrough) {
@@ -149,9 +160,11 @@ std::vector<double> histogram_values(const Stage& stage) {
 }
 
 // The first rows and columns of a tensor's values, seen as (rows, last dim); rows
-// are labelled with their token when there is one per position.
-std::string values_table(const Walkthrough& walkthrough, const ShownTensor& shown) {
+// are labelled with their token when there is one per position, the columns of
+// the logits and probabilities with the token of their id.
+std::string values_table(const Walkthrough& walkthrough, const Stage& stage, const ShownTensor& shown) {
   const Tensor& value = shown.value;
+  const bool columns_are_tokens = stage.id == "logits" || stage.id == "probabilities";
   const int64_t columns = value.dim() >= 1 ? value.size(-1) : 1;
   const int64_t rows = columns > 0 ? value.numel() / columns : 0;
   const bool rows_are_positions = value.dim() >= 2 && value.size(-2) == static_cast<int64_t>(walkthrough.tokens.size());
@@ -160,8 +173,9 @@ std::string values_table(const Walkthrough& walkthrough, const ShownTensor& show
   std::string out = "<table><caption>" + escape(shown.label) + " " + shape_text(value.shape()) + ": the first " +
                     std::to_string(shown_rows) + " of " + std::to_string(rows) + " rows, " +
                     std::to_string(shown_columns) + " of " + std::to_string(columns) +
-                    " columns</caption><tr><th></th>";
-  for (int64_t column = 0; column < shown_columns; ++column) out += "<th>" + std::to_string(column) + "</th>";
+                    (columns_are_tokens ? " columns (token ids 0, 1, ...)" : " columns") + "</caption><tr><th></th>";
+  for (int64_t column = 0; column < shown_columns; ++column)
+    out += column_header(walkthrough, column, columns_are_tokens);
   out += "</tr>";
   for (int64_t row = 0; row < shown_rows; ++row) {
     const int64_t position = row % std::max<int64_t>(value.dim() >= 2 ? value.size(-2) : 1, 1);
@@ -251,7 +265,7 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
   out += "</div>\n";
   if (stage.view == StageView::Values)
     for (size_t i = 0; i < std::min(stage.tensors.size(), kTablesPerStage); ++i)
-      out += values_table(walkthrough, stage.tensors[i]) + "\n";
+      out += values_table(walkthrough, stage, stage.tensors[i]) + "\n";
   return out + "</section>\n";
 }
 

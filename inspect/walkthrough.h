@@ -118,6 +118,8 @@ struct Walkthrough {
   GPTConfig config;
   std::string prompt, target;
   std::vector<TokenRow> tokens;   // prompt + target, as the model reads them
+  std::vector<std::string> vocabulary;  // TextTokenizer::display of every id the tokenizer knows (may be
+                                        // fewer than config.vocab_size): the logits' columns
   int64_t prompt_tokens = 0;      // tokens[0, prompt_tokens) came from the prompt
   std::vector<Stage> stages;      // in data-flow order
   std::vector<PositionPredictions> predictions;  // one per position

@@ -90,3 +90,17 @@ TEST_CASE("render_html: hostile text (tokens, titles, the prompt) is escaped eve
   CHECK(!contains(page, "<script>alert"));
   CHECK(occurrences(page, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;") >= 9);
 }
+
+TEST_CASE("render_html: the logits' and probabilities' columns are labelled by token, a space shown as '␣'") {
+  const Walkthrough walkthrough = page_walkthrough("");
+  REQUIRE(walkthrough.vocabulary.size() == 13);
+  CHECK(walkthrough.vocabulary[0] == "\\n");  // tiny_tokenizer(): "\n", " ", "!", ",", ".", "a", ...
+  CHECK(walkthrough.vocabulary[1] == " ");
+  const std::string page = render_html(walkthrough);
+  // Two tables each (logits; probabilities), 8 columns: ids 0 to 7.
+  CHECK(occurrences(page, "<th title=\"id 0\"><span class=\"token\">\\n</span></th>") == 2);
+  CHECK(occurrences(page, "<th title=\"id 1\"><span class=\"token\">\u2423</span></th>") == 2);
+  CHECK(occurrences(page, "<th title=\"id 5\"><span class=\"token\">a</span></th>") == 2);
+  CHECK(occurrences(page, "columns (token ids 0, 1, ...)") == 2);
+  CHECK(!contains(page, "<th title=\"id 8\""));  // only the first 8 columns
+}
