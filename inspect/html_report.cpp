@@ -247,16 +247,17 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
     inputs += (inputs.empty() ? "" : ", ") + shape_text(shape);
   out += "<p>Implemented in <code>" + escape(stage.implementation) +
          "</code>. Shapes: " + (inputs.empty() ? "" : inputs + " &rarr; ") + shape_text(stage.output_shape) + ".</p>\n";
-  const Statistics& statistics = stage.statistics;
-  out += "<table><tr><th>mean</th><th>std</th><th>min</th><th>max</th></tr><tr><td>" + number(statistics.mean) +
-         "</td><td>" + number(statistics.std) + "</td><td>" + number(statistics.min) + "</td><td>" +
-         number(statistics.max) + "</td></tr></table>\n";
   if (!stage.notes.empty()) {
     out += "<ul>";
     for (const std::string& note : stage.notes) out += "<li>" + escape(note) + "</li>";
     out += "</ul>\n";
   }
-  if (stage.id == "tokens") out += tokens_table(walkthrough) + "\n";
+  // Ids are names, not quantities: their mean or histogram says nothing, the tokens themselves do.
+  if (stage.id == "tokens") return out + tokens_table(walkthrough) + "\n</section>\n";
+  const Statistics& statistics = stage.statistics;
+  out += "<table><tr><th>mean</th><th>std</th><th>min</th><th>max</th></tr><tr><td>" + number(statistics.mean) +
+         "</td><td>" + number(statistics.std) + "</td><td>" + number(statistics.min) + "</td><td>" +
+         number(statistics.max) + "</td></tr></table>\n";
 
   out += "<div class=\"pictures\">";
   const std::vector<double> values = histogram_values(stage);

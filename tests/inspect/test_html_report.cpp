@@ -40,7 +40,7 @@ TEST_CASE("render_html: every stage is a section, an anchor and a link of the di
     CHECK(occurrences(page, "id=\"" + stage.id + "\"") == 1);
     CHECK(contains(page, "<a href=\"#" + stage.id + "\" data-stage=\"" + stage.id + "\""));
     CHECK(contains(page, svg::escape(stage.formula)));
-    CHECK(contains(page, "values of " + stage.id));  // its histogram
+    if (stage.id != "tokens") CHECK(contains(page, "values of " + stage.id));  // its histogram
   }
   for (const char* section : {"id=\"predictions\"", "id=\"loss\"", "id=\"causality\"", "href=\"#loss\"",
                               "Gradients: one backward", "(exactly 0)"})
@@ -103,4 +103,19 @@ TEST_CASE("render_html: the logits' and probabilities' columns are labelled by t
   CHECK(occurrences(page, "<th title=\"id 5\"><span class=\"token\">a</span></th>") == 2);
   CHECK(occurrences(page, "columns (token ids 0, 1, ...)") == 2);
   CHECK(!contains(page, "<th title=\"id 8\""));  // only the first 8 columns
+}
+
+TEST_CASE("render_html: the token stage shows the tokens and their ids, no statistics or histogram of ids") {
+  const Walkthrough walkthrough = page_walkthrough("!");
+  const std::string page = render_html(walkthrough);
+  const size_t start = page.find("<section class=\"stage\" id=\"tokens\">");
+  REQUIRE(start != std::string::npos);
+  const std::string section = page.substr(start, page.find("</section>", start) - start);
+  CHECK(contains(section, "<th>position</th><th>token</th><th>id</th><th>from</th>"));
+  for (const TokenRow& token : walkthrough.tokens)
+    CHECK(contains(section, "<span class=\"token\">" + svg::escape(token.text) + "</span></td><td>" +
+                                std::to_string(token.id) + "</td>"));
+  CHECK(!contains(section, "<svg"));
+  CHECK(!contains(section, "values of tokens"));
+  CHECK(!contains(section, "<th>mean</th>"));
 }
