@@ -228,6 +228,24 @@ std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stag
   return out;
 }
 
+// The probabilities as bars of the most likely next tokens after the last
+// position: their histogram would be a spike near 0 (most of a large vocabulary
+// gets almost nothing).
+std::string top_tokens_chart(const Walkthrough& walkthrough) {
+  if (walkthrough.predictions.empty()) return "";
+  const PositionPredictions& last = walkthrough.predictions.back();
+  std::vector<std::string> labels;
+  std::vector<double> probabilities;
+  for (const Prediction& prediction : last.top) {
+    labels.push_back(visible(prediction.text));
+    probabilities.push_back(prediction.probability);
+  }
+  return svg::bar_chart(labels, probabilities,
+                        {.title = "the most likely tokens after position " + std::to_string(last.position) + " (" +
+                                  visible(last.token) + ")",
+                         .value_label = "probability"});
+}
+
 std::string tokens_table(const Walkthrough& walkthrough) {
   std::string out = "<table><tr><th>position</th><th>token</th><th>id</th><th>from</th></tr>";
   for (const TokenRow& token : walkthrough.tokens)
@@ -260,8 +278,10 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
          number(statistics.max) + "</td></tr></table>\n";
 
   out += "<div class=\"pictures\">";
-  const std::vector<double> values = histogram_values(stage);
-  out += svg::histogram(values, {.title = "values of " + stage.id});
+  if (stage.id == "probabilities")
+    out += top_tokens_chart(walkthrough);
+  else
+    out += svg::histogram(histogram_values(stage), {.title = "values of " + stage.id});
   if (stage.view == StageView::Attention) out += attention_heatmaps(walkthrough, stage, heatmap_size);
   out += "</div>\n";
   if (stage.view == StageView::Values)

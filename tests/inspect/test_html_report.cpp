@@ -24,6 +24,12 @@ Walkthrough page_walkthrough(const std::string& target) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The stage section `id` of `page`, without its closing tag; "" if there is none.
+std::string section_of(const std::string& page, const std::string& id) {
+  const size_t start = page.find("<section class=\"stage\" id=\"" + id + "\">");
+  return start == std::string::npos ? "" : page.substr(start, page.find("</section>", start) - start);
+}
+
 }  // namespace
 
 TEST_CASE("render_html: every stage is a section, an anchor and a link of the diagram") {
@@ -40,7 +46,8 @@ TEST_CASE("render_html: every stage is a section, an anchor and a link of the di
     CHECK(occurrences(page, "id=\"" + stage.id + "\"") == 1);
     CHECK(contains(page, "<a href=\"#" + stage.id + "\" data-stage=\"" + stage.id + "\""));
     CHECK(contains(page, svg::escape(stage.formula)));
-    if (stage.id != "tokens") CHECK(contains(page, "values of " + stage.id));  // its histogram
+    if (stage.id != "tokens" && stage.id != "probabilities")
+      CHECK(contains(page, "values of " + stage.id));  // its histogram
   }
   for (const char* section : {"id=\"predictions\"", "id=\"loss\"", "id=\"causality\"", "href=\"#loss\"",
                               "Gradients: one backward", "(exactly 0)"})
@@ -108,9 +115,7 @@ TEST_CASE("render_html: the logits' and probabilities' columns are labelled by t
 TEST_CASE("render_html: the token stage shows the tokens and their ids, no statistics or histogram of ids") {
   const Walkthrough walkthrough = page_walkthrough("!");
   const std::string page = render_html(walkthrough);
-  const size_t start = page.find("<section class=\"stage\" id=\"tokens\">");
-  REQUIRE(start != std::string::npos);
-  const std::string section = page.substr(start, page.find("</section>", start) - start);
+  const std::string section = section_of(page, "tokens");
   CHECK(contains(section, "<th>position</th><th>token</th><th>id</th><th>from</th>"));
   for (const TokenRow& token : walkthrough.tokens)
     CHECK(contains(section, "<span class=\"token\">" + svg::escape(token.text) + "</span></td><td>" +
@@ -118,4 +123,16 @@ TEST_CASE("render_html: the token stage shows the tokens and their ids, no stati
   CHECK(!contains(section, "<svg"));
   CHECK(!contains(section, "values of tokens"));
   CHECK(!contains(section, "<th>mean</th>"));
+}
+
+TEST_CASE("render_html: the probabilities are drawn as bars of the most likely next tokens, not a histogram") {
+  const Walkthrough walkthrough = page_walkthrough("");
+  const std::string page = render_html(walkthrough);
+  const std::string section = section_of(page, "probabilities");
+  CHECK(!contains(section, "values of probabilities"));
+  CHECK(contains(section, "the most likely tokens after position 6 (g)"));  // "bad egg"
+  const PositionPredictions& last = walkthrough.predictions.back();
+  CHECK(occurrences(section, "<rect ") == last.top.size());
+  for (const Prediction& prediction : last.top) CHECK(contains(section, number(prediction.probability, 3) + "</text>"));
+  CHECK(contains(section, ">probability</text>"));
 }
