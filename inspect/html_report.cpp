@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "inspect/svg.h"
 #include "tensor/factory.h"
@@ -210,18 +212,45 @@ int64_t heatmap_positions(const Walkthrough& walkthrough) {
   return std::clamp<int64_t>(affordable, 8, kHeatmapPositions);
 }
 
-std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stage, int64_t positions) {
+// The smallest and largest finite value of all `grids`.
+std::pair<double, double> finite_range(const std::vector<Tensor>& grids) {
+  double smallest = INFINITY, largest = -INFINITY;
+  for (const Tensor& grid : grids)
+    for (double value : grid.to_vector<double>())
+      if (std::isfinite(value)) {
+        smallest = std::min(smallest, value);
+        largest = std::max(largest, value);
+      }
+  return {smallest, largest};
+}
+
+// One heatmap per shown head, and a line saying which colour scale they use:
+// the weights always 0 to 1; scores and mask each head its own, or with
+// `shared_scale` one for all heads of the stage (equal colours, equal values).
+std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stage, int64_t positions,
+                               bool shared_scale) {
+  const bool weights = stage.id.ends_with(".weights");
+  std::vector<Tensor> grids;  // (n, n) per head
+  for (const ShownTensor& shown : stage.tensors)
+    grids.push_back(heatmap_grid(shown.value, std::min(shown.value.size(0), positions), weights));
+  std::optional<std::pair<double, double>> range;
+  if (weights) range = std::pair{0.0, 1.0};
+  else if (shared_scale && !grids.empty()) range = finite_range(grids);
   std::string out;
-  for (const ShownTensor& shown : stage.tensors) {
-    const int64_t n = std::min(shown.value.size(0), positions);
+  for (size_t head = 0; head < grids.size(); ++head) {
     svg::HeatmapOptions options;
-    options.title = shown.label;
-    options.row_labels = options.column_labels = token_labels(walkthrough, n);
+    options.title = stage.tensors[head].label;
+    options.row_labels = options.column_labels = token_labels(walkthrough, grids[head].size(0));
     if (stage.tensors.size() > 4) options.grid_size = 200;  // many heads: more of them side by side
-    const bool weights = stage.id.ends_with(".weights");
-    if (weights) options.range = std::pair{0.0, 1.0};  // probabilities: one scale for every head
-    out += svg::heatmap(heatmap_grid(shown.value, n, weights), options);
+    options.range = range;
+    out += svg::heatmap(grids[head], options);
   }
+  out += "</div>\n<p class=\"scale\">Colour scale: " +
+         (range ? "one for all heads, from " + number(range->first, 3) + " to " + number(range->second, 3) +
+                      " (equal colours, equal values)"
+                : std::string("each head its own, from its smallest to its largest value (its colour bar); "
+                              "<code>--shared-scale</code> gives all heads one")) +
+         ".</p>";
   if (!stage.tensors.empty() && stage.tensors[0].value.size(0) > positions)
     out += "<p>The first " + std::to_string(positions) + " of " + std::to_string(stage.tensors[0].value.size(0)) +
            " positions.</p>";
@@ -255,7 +284,8 @@ std::string tokens_table(const Walkthrough& walkthrough) {
   return out + "</table>";
 }
 
-std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, int64_t heatmap_size) {
+std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, int64_t heatmap_size,
+                          const HtmlOptions& options) {
   std::string out = "<section class=\"stage\" id=\"" + escape(stage.id) + "\">\n<h2>" + escape(stage.title) +
                     " <code>" + escape(stage.id) +
                     "</code> <a class=\"up\" href=\"#diagram\">&uarr; diagram</a></h2>\n";
@@ -282,8 +312,10 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
     out += top_tokens_chart(walkthrough);
   else
     out += svg::histogram(histogram_values(stage), {.title = "values of " + stage.id});
-  if (stage.view == StageView::Attention) out += attention_heatmaps(walkthrough, stage, heatmap_size);
-  out += "</div>\n";
+  if (stage.view == StageView::Attention)
+    out += attention_heatmaps(walkthrough, stage, heatmap_size, options.shared_attention_scale);
+  else
+    out += "</div>\n";
   if (stage.view == StageView::Values)
     for (size_t i = 0; i < std::min(stage.tensors.size(), kTablesPerStage); ++i)
       out += values_table(walkthrough, stage, stage.tensors[i]) + "\n";
@@ -354,14 +386,14 @@ std::string causality_section(const CausalityCheck& causality) {
 
 }  // namespace
 
-std::string render_html(const Walkthrough& walkthrough) {
+std::string render_html(const Walkthrough& walkthrough, const HtmlOptions& options) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>tinygpt explain: " +
                     escape(walkthrough.prompt) + "</title>\n<style>" + kStyle + "</style>\n</head>\n";
   out += "<body data-stages=\"" + std::to_string(walkthrough.stages.size()) +
          "\" data-rendered=\"pending\" data-errors=\"\">\n<script>" + kErrorRecorder + "</script>\n";
   out += page_header(walkthrough) + diagram(walkthrough);
   const int64_t heatmap_size = heatmap_positions(walkthrough);
-  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size);
+  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size, options);
   out += predictions_section(walkthrough);
   if (walkthrough.loss) out += loss_section(*walkthrough.loss);
   out += causality_section(walkthrough.causality);

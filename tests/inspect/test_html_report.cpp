@@ -3,6 +3,9 @@
 // fetched from the network. (tests/cli/test_html_report.sh opens it in Chromium.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "inspect/html_report.h"
 #include "inspect/svg.h"
 #include "tests/inspect/picture_checks.h"
@@ -135,4 +138,26 @@ TEST_CASE("render_html: the probabilities are drawn as bars of the most likely n
   CHECK(occurrences(section, "<rect ") == last.top.size());
   for (const Prediction& prediction : last.top) CHECK(contains(section, number(prediction.probability, 3) + "</text>"));
   CHECK(contains(section, ">probability</text>"));
+}
+
+TEST_CASE("render_html: attention heatmaps, each head its own colour scale or one shared by all; the scale is printed") {
+  const Walkthrough walkthrough = page_walkthrough("");
+  const Stage& scores = *std::find_if(walkthrough.stages.begin(), walkthrough.stages.end(),
+                                      [](const Stage& stage) { return stage.id == "block0.scores"; });
+  REQUIRE(scores.tensors.size() == 2);
+  double smallest = INFINITY, largest = -INFINITY;
+  for (const ShownTensor& head : scores.tensors)
+    for (double value : head.value.to_vector<double>()) {
+      smallest = std::min(smallest, value);
+      largest = std::max(largest, value);
+    }
+  const std::string own = section_of(render_html(walkthrough), "block0.scores");
+  CHECK(contains(own, "Colour scale: each head its own"));
+  const std::string shared = section_of(render_html(walkthrough, {.shared_attention_scale = true}), "block0.scores");
+  CHECK(contains(shared, "Colour scale: one for all heads, from " + number(smallest, 3) + " to " + number(largest, 3)));
+  // Both heads' colour bars end at the shared smallest and largest value.
+  CHECK(occurrences(shared, ">" + number(largest, 3) + "</text>") == 2);
+  CHECK(occurrences(shared, ">" + number(smallest, 3) + "</text>") == 2);
+  const std::string weights = section_of(render_html(walkthrough), "block0.weights");
+  CHECK(contains(weights, "Colour scale: one for all heads, from 0 to 1"));
 }
