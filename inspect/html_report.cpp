@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "inspect/svg.h"
+#include "nn/functional/gelu.h"
 #include "tensor/factory.h"
 
 namespace tg::inspect {
@@ -257,6 +258,37 @@ std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stag
   return out;
 }
 
+// The extra view of `stage` labelled `label`, or null.
+const ShownTensor* view_named(const Stage& stage, const std::string& label) {
+  for (const ShownTensor& shown : stage.tensors)
+    if (shown.label == label) return &shown;
+  return nullptr;
+}
+
+// The GELU curve over the range of its inputs, and the actual (input, output)
+// pairs on it as dots (at most kGeluDots of them, evenly picked).
+std::string gelu_chart(const Walkthrough& walkthrough, const ShownTensor& input, const ShownTensor& output) {
+  constexpr size_t kGeluDots = 400;
+  constexpr int64_t kCurvePoints = 121;
+  const std::vector<double> inputs = input.value.to_vector<double>(), outputs = output.value.to_vector<double>();
+  if (inputs.empty() || inputs.size() != outputs.size()) return "";
+  const auto [smallest, largest] = std::minmax_element(inputs.begin(), inputs.end());
+  std::vector<double> curve_x;
+  for (int64_t i = 0; i < kCurvePoints; ++i)
+    curve_x.push_back(*smallest + (*largest - *smallest) * static_cast<double>(i) / (kCurvePoints - 1));
+  const Tensor curve_y = nn::gelu(from_vector(curve_x, {kCurvePoints}), walkthrough.config.gelu);
+  svg::Series curve{.name = "gelu(h)", .x = curve_x, .y = curve_y.to_vector<double>(), .colour = "#1f77b4",
+                    .style = svg::LineStyle::Faint};
+  svg::Series dots{.name = "this prompt's inputs", .colour = "#d62728", .style = svg::LineStyle::Points};
+  const size_t step = std::max<size_t>(1, inputs.size() / kGeluDots);
+  for (size_t i = 0; i < inputs.size(); i += step) {
+    dots.x.push_back(inputs[i]);
+    dots.y.push_back(outputs[i]);
+  }
+  return svg::line_chart({curve, dots}, {.title = "the GELU curve and this prompt's inputs", .x_label = "input h",
+                                         .left_label = "gelu(h)", .width = 440, .height = 260});
+}
+
 // The probabilities as bars of the most likely next tokens after the last
 // position: their histogram would be a spike near 0 (most of a large vocabulary
 // gets almost nothing).
@@ -308,10 +340,16 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
          number(statistics.max) + "</td></tr></table>\n";
 
   out += "<div class=\"pictures\">";
-  if (stage.id == "probabilities")
+  const ShownTensor* input = view_named(stage, "input");
+  if (stage.id == "probabilities") {
     out += top_tokens_chart(walkthrough);
-  else
+  } else if (input && short_name(stage.id).starts_with("ln")) {  // LayerNorm: before and after side by side
+    out += svg::histogram(input->value.to_vector<double>(), {.title = "before: the input of " + stage.id});
+    out += svg::histogram(histogram_values(stage), {.title = "after: values of " + stage.id});
+  } else {
     out += svg::histogram(histogram_values(stage), {.title = "values of " + stage.id});
+  }
+  if (input && short_name(stage.id) == "gelu") out += gelu_chart(walkthrough, *input, stage.tensors[0]);
   if (stage.view == StageView::Attention)
     out += attention_heatmaps(walkthrough, stage, heatmap_size, options.shared_attention_scale);
   else

@@ -99,6 +99,7 @@ enum class LineStyle {
   Faint,   // thin and translucent: many noisy points (the loss of every step)
   Bold,    // thick with a marker at every point: few important points (evaluations)
   Dashed,  // thin and dashed: a quantity on the secondary axis (the learning rate)
+  Points,  // small dots, no line: samples on a curve (GELU's inputs)
 };
 
 enum class YAxis { Left, Right };

@@ -26,6 +26,9 @@ sections=$(grep -o '<section class="stage"' "$work/page.html" | wc -l)
 grep -qE 'https?://' "$work/page.html" && fail "explain --html: the page refers to the network: $(grep -oE 'https?://[^"]*' "$work/page.html" | head -3)"
 grep -qF '<poor>' "$work/page.html" && fail "explain --html: the prompt's '<poor>' is not escaped"
 grep -qF 'Colour scale: each head its own' "$work/page.html" || fail "explain --html: no per-head colour scale printed"
+for part in "the GELU curve and this prompt&#39;s inputs" "before: the input of block0.ln_1" "the most likely tokens after position"; do
+  grep -qF -- "$part" "$work/page.html" || fail "explain --html: '$part' is missing"
+done
 "$tinygpt" explain --config cpu-small --data "$work/corpus.txt" --seed 3 --prompt "we are" --layer 0 --shared-scale \
   --html "$work/shared.html" 2>"$work/shared.log" || fail "explain --shared-scale: non-zero exit: $(cat "$work/shared.log")"
 [[ $(grep -c 'Colour scale: one for all heads, from' "$work/shared.html") -eq 3 ]] \

@@ -161,3 +161,17 @@ TEST_CASE("render_html: attention heatmaps, each head its own colour scale or on
   const std::string weights = section_of(render_html(walkthrough), "block0.weights");
   CHECK(contains(weights, "Colour scale: one for all heads, from 0 to 1"));
 }
+
+TEST_CASE("render_html: GELU draws its curve with this prompt's inputs on it; LayerNorm its before and after side by side") {
+  const std::string page = render_html(page_walkthrough(""));
+  const std::string gelu = section_of(page, "block0.gelu");
+  CHECK(contains(gelu, "the GELU curve and this prompt&#39;s inputs"));
+  CHECK(contains(gelu, "<polyline"));                           // the curve
+  CHECK(occurrences(gelu, "r=\"2\"/>") == 7 * 32);  // a dot per input: T = 7, 4C = 32
+  for (const char* id : {"block0.ln_1", "block1.ln_2", "ln_f"}) {
+    CAPTURE(id);
+    const std::string section = section_of(page, id);
+    CHECK(contains(section, std::string("before: the input of ") + id));
+    CHECK(contains(section, std::string("after: values of ") + id));
+  }
+}
