@@ -35,6 +35,7 @@ struct ExplainArguments {
   int64_t head = 0;
   int64_t top_k = 5;
   std::string html;
+  bool shared_scale = false;
   int threads = 0;
 };
 
@@ -61,7 +62,7 @@ void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
     std::cout << inspect::render_text(walkthrough) << std::flush;
     return;
   }
-  const std::string page = inspect::render_html(walkthrough);
+  const std::string page = inspect::render_html(walkthrough, {.shared_attention_scale = arguments.shared_scale});
   write_file_atomically(arguments.html, page, "explain: --html");
   std::cerr << "explain: wrote " << arguments.html << " (" << page.size() / 1024 << " KiB): open it in a browser\n";
 }
@@ -83,6 +84,9 @@ void add_explain_command(CLI::App& app) {
       ->capture_default_str()
       ->check(positive_integer());
   command->add_option("--html", arguments->html, "Write the walk-through as a web page to FILE instead");
+  command->add_flag("--shared-scale", arguments->shared_scale,
+                    "With --html: one colour scale for all heads of a block's attention scores (and mask), "
+                    "so equal colours mean equal values");
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->callback([command, arguments] { run_explain(*command, *arguments); });
 }

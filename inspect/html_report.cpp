@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "inspect/svg.h"
+#include "nn/functional/gelu.h"
 #include "tensor/factory.h"
 
 namespace tg::inspect {
@@ -86,16 +89,27 @@ std::string short_name(const std::string& id) {
   return dot == std::string::npos ? id : id.substr(dot + 1);
 }
 
-// The first `count` tokens as heatmap labels, spaces shown as "␣" (a label " the" or " " must be seen).
+// A token's text with its spaces shown as "␣": a token " the" or " " must be seen.
+std::string visible(const std::string& text) {
+  std::string shown;
+  for (char byte : text) shown += byte == ' ' ? "\u2423" : std::string(1, byte);
+  return shown;
+}
+
+// The first `count` tokens as heatmap labels, spaces visible.
 std::vector<std::string> token_labels(const Walkthrough& walkthrough, int64_t count) {
   std::vector<std::string> labels;
-  for (int64_t i = 0; i < count; ++i) {
-    std::string label;
-    for (char byte : walkthrough.tokens[static_cast<size_t>(i)].text)
-      label += byte == ' ' ? "\u2423" : std::string(1, byte);
-    labels.push_back(label);
-  }
+  for (int64_t i = 0; i < count; ++i) labels.push_back(visible(walkthrough.tokens[static_cast<size_t>(i)].text));
   return labels;
+}
+
+// A values table's column header: the token whose id the column is (logits,
+// probabilities: one column per vocabulary entry), else the column's index.
+std::string column_header(const Walkthrough& walkthrough, int64_t column, bool columns_are_tokens) {
+  if (!columns_are_tokens) return "<th>" + std::to_string(column) + "</th>";
+  const auto id = static_cast<size_t>(column);
+  const std::string token = id < walkthrough.vocabulary.size() ? visible(walkthrough.vocabulary[id]) : "?";
+  return "<th title=\"id " + std::to_string(column) + "\">" + token_span(token) + "</th>";
 }
 
 std::string page_header(const Walkthrough& walkthrough) {
@@ -149,9 +163,11 @@ std::vector<double> histogram_values(const Stage& stage) {
 }
 
 // The first rows and columns of a tensor's values, seen as (rows, last dim); rows
-// are labelled with their token when there is one per position.
-std::string values_table(const Walkthrough& walkthrough, const ShownTensor& shown) {
+// are labelled with their token when there is one per position, the columns of
+// the logits and probabilities with the token of their id.
+std::string values_table(const Walkthrough& walkthrough, const Stage& stage, const ShownTensor& shown) {
   const Tensor& value = shown.value;
+  const bool columns_are_tokens = stage.id == "logits" || stage.id == "probabilities";
   const int64_t columns = value.dim() >= 1 ? value.size(-1) : 1;
   const int64_t rows = columns > 0 ? value.numel() / columns : 0;
   const bool rows_are_positions = value.dim() >= 2 && value.size(-2) == static_cast<int64_t>(walkthrough.tokens.size());
@@ -160,8 +176,9 @@ std::string values_table(const Walkthrough& walkthrough, const ShownTensor& show
   std::string out = "<table><caption>" + escape(shown.label) + " " + shape_text(value.shape()) + ": the first " +
                     std::to_string(shown_rows) + " of " + std::to_string(rows) + " rows, " +
                     std::to_string(shown_columns) + " of " + std::to_string(columns) +
-                    " columns</caption><tr><th></th>";
-  for (int64_t column = 0; column < shown_columns; ++column) out += "<th>" + std::to_string(column) + "</th>";
+                    (columns_are_tokens ? " columns (token ids 0, 1, ...)" : " columns") + "</caption><tr><th></th>";
+  for (int64_t column = 0; column < shown_columns; ++column)
+    out += column_header(walkthrough, column, columns_are_tokens);
   out += "</tr>";
   for (int64_t row = 0; row < shown_rows; ++row) {
     const int64_t position = row % std::max<int64_t>(value.dim() >= 2 ? value.size(-2) : 1, 1);
@@ -196,22 +213,98 @@ int64_t heatmap_positions(const Walkthrough& walkthrough) {
   return std::clamp<int64_t>(affordable, 8, kHeatmapPositions);
 }
 
-std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stage, int64_t positions) {
+// The smallest and largest finite value of all `grids`.
+std::pair<double, double> finite_range(const std::vector<Tensor>& grids) {
+  double smallest = INFINITY, largest = -INFINITY;
+  for (const Tensor& grid : grids)
+    for (double value : grid.to_vector<double>())
+      if (std::isfinite(value)) {
+        smallest = std::min(smallest, value);
+        largest = std::max(largest, value);
+      }
+  return {smallest, largest};
+}
+
+// One heatmap per shown head, and a line saying which colour scale they use:
+// the weights always 0 to 1; scores and mask each head its own, or with
+// `shared_scale` one for all heads of the stage (equal colours, equal values).
+std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stage, int64_t positions,
+                               bool shared_scale) {
+  const bool weights = stage.id.ends_with(".weights");
+  std::vector<Tensor> grids;  // (n, n) per head
+  for (const ShownTensor& shown : stage.tensors)
+    grids.push_back(heatmap_grid(shown.value, std::min(shown.value.size(0), positions), weights));
+  std::optional<std::pair<double, double>> range;
+  if (weights) range = std::pair{0.0, 1.0};
+  else if (shared_scale && !grids.empty()) range = finite_range(grids);
   std::string out;
-  for (const ShownTensor& shown : stage.tensors) {
-    const int64_t n = std::min(shown.value.size(0), positions);
+  for (size_t head = 0; head < grids.size(); ++head) {
     svg::HeatmapOptions options;
-    options.title = shown.label;
-    options.row_labels = options.column_labels = token_labels(walkthrough, n);
+    options.title = stage.tensors[head].label;
+    options.row_labels = options.column_labels = token_labels(walkthrough, grids[head].size(0));
     if (stage.tensors.size() > 4) options.grid_size = 200;  // many heads: more of them side by side
-    const bool weights = stage.id.ends_with(".weights");
-    if (weights) options.range = std::pair{0.0, 1.0};  // probabilities: one scale for every head
-    out += svg::heatmap(heatmap_grid(shown.value, n, weights), options);
+    options.range = range;
+    out += svg::heatmap(grids[head], options);
   }
+  out += "</div>\n<p class=\"scale\">Colour scale: " +
+         (range ? "one for all heads, from " + number(range->first, 3) + " to " + number(range->second, 3) +
+                      " (equal colours, equal values)"
+                : std::string("each head its own, from its smallest to its largest value (its colour bar); "
+                              "<code>--shared-scale</code> gives all heads one")) +
+         ".</p>";
   if (!stage.tensors.empty() && stage.tensors[0].value.size(0) > positions)
     out += "<p>The first " + std::to_string(positions) + " of " + std::to_string(stage.tensors[0].value.size(0)) +
            " positions.</p>";
   return out;
+}
+
+// The extra view of `stage` labelled `label`, or null.
+const ShownTensor* view_named(const Stage& stage, const std::string& label) {
+  for (const ShownTensor& shown : stage.tensors)
+    if (shown.label == label) return &shown;
+  return nullptr;
+}
+
+// The GELU curve over the range of its inputs, and the actual (input, output)
+// pairs on it as dots (at most kGeluDots of them, evenly picked).
+std::string gelu_chart(const Walkthrough& walkthrough, const ShownTensor& input, const ShownTensor& output) {
+  constexpr size_t kGeluDots = 400;
+  constexpr int64_t kCurvePoints = 121;
+  const std::vector<double> inputs = input.value.to_vector<double>(), outputs = output.value.to_vector<double>();
+  if (inputs.empty() || inputs.size() != outputs.size()) return "";
+  const auto [smallest, largest] = std::minmax_element(inputs.begin(), inputs.end());
+  std::vector<double> curve_x;
+  for (int64_t i = 0; i < kCurvePoints; ++i)
+    curve_x.push_back(*smallest + (*largest - *smallest) * static_cast<double>(i) / (kCurvePoints - 1));
+  const Tensor curve_y = nn::gelu(from_vector(curve_x, {kCurvePoints}), walkthrough.config.gelu);
+  svg::Series curve{.name = "gelu(h)", .x = curve_x, .y = curve_y.to_vector<double>(), .colour = "#1f77b4",
+                    .style = svg::LineStyle::Faint};
+  svg::Series dots{.name = "this prompt's inputs", .colour = "#d62728", .style = svg::LineStyle::Points};
+  const size_t step = std::max<size_t>(1, inputs.size() / kGeluDots);
+  for (size_t i = 0; i < inputs.size(); i += step) {
+    dots.x.push_back(inputs[i]);
+    dots.y.push_back(outputs[i]);
+  }
+  return svg::line_chart({curve, dots}, {.title = "the GELU curve and this prompt's inputs", .x_label = "input h",
+                                         .left_label = "gelu(h)", .width = 440, .height = 260});
+}
+
+// The probabilities as bars of the most likely next tokens after the last
+// position: their histogram would be a spike near 0 (most of a large vocabulary
+// gets almost nothing).
+std::string top_tokens_chart(const Walkthrough& walkthrough) {
+  if (walkthrough.predictions.empty()) return "";
+  const PositionPredictions& last = walkthrough.predictions.back();
+  std::vector<std::string> labels;
+  std::vector<double> probabilities;
+  for (const Prediction& prediction : last.top) {
+    labels.push_back(visible(prediction.text));
+    probabilities.push_back(prediction.probability);
+  }
+  return svg::bar_chart(labels, probabilities,
+                        {.title = "the most likely tokens after position " + std::to_string(last.position) + " (" +
+                                  visible(last.token) + ")",
+                         .value_label = "probability"});
 }
 
 std::string tokens_table(const Walkthrough& walkthrough) {
@@ -223,7 +316,8 @@ std::string tokens_table(const Walkthrough& walkthrough) {
   return out + "</table>";
 }
 
-std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, int64_t heatmap_size) {
+std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, int64_t heatmap_size,
+                          const HtmlOptions& options) {
   std::string out = "<section class=\"stage\" id=\"" + escape(stage.id) + "\">\n<h2>" + escape(stage.title) +
                     " <code>" + escape(stage.id) +
                     "</code> <a class=\"up\" href=\"#diagram\">&uarr; diagram</a></h2>\n";
@@ -233,25 +327,36 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
     inputs += (inputs.empty() ? "" : ", ") + shape_text(shape);
   out += "<p>Implemented in <code>" + escape(stage.implementation) +
          "</code>. Shapes: " + (inputs.empty() ? "" : inputs + " &rarr; ") + shape_text(stage.output_shape) + ".</p>\n";
-  const Statistics& statistics = stage.statistics;
-  out += "<table><tr><th>mean</th><th>std</th><th>min</th><th>max</th></tr><tr><td>" + number(statistics.mean) +
-         "</td><td>" + number(statistics.std) + "</td><td>" + number(statistics.min) + "</td><td>" +
-         number(statistics.max) + "</td></tr></table>\n";
   if (!stage.notes.empty()) {
     out += "<ul>";
     for (const std::string& note : stage.notes) out += "<li>" + escape(note) + "</li>";
     out += "</ul>\n";
   }
-  if (stage.id == "tokens") out += tokens_table(walkthrough) + "\n";
+  // Ids are names, not quantities: their mean or histogram says nothing, the tokens themselves do.
+  if (stage.id == "tokens") return out + tokens_table(walkthrough) + "\n</section>\n";
+  const Statistics& statistics = stage.statistics;
+  out += "<table><tr><th>mean</th><th>std</th><th>min</th><th>max</th></tr><tr><td>" + number(statistics.mean) +
+         "</td><td>" + number(statistics.std) + "</td><td>" + number(statistics.min) + "</td><td>" +
+         number(statistics.max) + "</td></tr></table>\n";
 
   out += "<div class=\"pictures\">";
-  const std::vector<double> values = histogram_values(stage);
-  out += svg::histogram(values, {.title = "values of " + stage.id});
-  if (stage.view == StageView::Attention) out += attention_heatmaps(walkthrough, stage, heatmap_size);
-  out += "</div>\n";
+  const ShownTensor* input = view_named(stage, "input");
+  if (stage.id == "probabilities") {
+    out += top_tokens_chart(walkthrough);
+  } else if (input && short_name(stage.id).starts_with("ln")) {  // LayerNorm: before and after side by side
+    out += svg::histogram(input->value.to_vector<double>(), {.title = "before: the input of " + stage.id});
+    out += svg::histogram(histogram_values(stage), {.title = "after: values of " + stage.id});
+  } else {
+    out += svg::histogram(histogram_values(stage), {.title = "values of " + stage.id});
+  }
+  if (input && short_name(stage.id) == "gelu") out += gelu_chart(walkthrough, *input, stage.tensors[0]);
+  if (stage.view == StageView::Attention)
+    out += attention_heatmaps(walkthrough, stage, heatmap_size, options.shared_attention_scale);
+  else
+    out += "</div>\n";
   if (stage.view == StageView::Values)
     for (size_t i = 0; i < std::min(stage.tensors.size(), kTablesPerStage); ++i)
-      out += values_table(walkthrough, stage.tensors[i]) + "\n";
+      out += values_table(walkthrough, stage, stage.tensors[i]) + "\n";
   return out + "</section>\n";
 }
 
@@ -319,14 +424,14 @@ std::string causality_section(const CausalityCheck& causality) {
 
 }  // namespace
 
-std::string render_html(const Walkthrough& walkthrough) {
+std::string render_html(const Walkthrough& walkthrough, const HtmlOptions& options) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>tinygpt explain: " +
                     escape(walkthrough.prompt) + "</title>\n<style>" + kStyle + "</style>\n</head>\n";
   out += "<body data-stages=\"" + std::to_string(walkthrough.stages.size()) +
          "\" data-rendered=\"pending\" data-errors=\"\">\n<script>" + kErrorRecorder + "</script>\n";
   out += page_header(walkthrough) + diagram(walkthrough);
   const int64_t heatmap_size = heatmap_positions(walkthrough);
-  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size);
+  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size, options);
   out += predictions_section(walkthrough);
   if (walkthrough.loss) out += loss_section(*walkthrough.loss);
   out += causality_section(walkthrough.causality);

@@ -5,7 +5,8 @@
 // The page: a diagram of the model (Tokens -> Embeddings -> Block 0..L-1 -> Output
 // -> Loss) whose every stage links to its section; per stage (anchor = the stage
 // id) the title, formula, explanation, source file, shapes, statistics, a
-// histogram of its values, attention heatmaps per head and the first values; the
+// histogram of its values (the probabilities: bars of the top tokens), attention
+// heatmaps per head with their colour scale and the first values; the
 // tokens, the top-k predictions per position, the loss and gradient norms, the
 // causality check.
 //
@@ -20,6 +21,13 @@
 
 namespace tg::inspect {
 
-std::string render_html(const Walkthrough& walkthrough);
+struct HtmlOptions {
+  // One colour scale for all heads of each attention stage (scores, mask), so
+  // equal colours mean equal values; else each head its own. The weights always
+  // share one, 0 to 1. Either way the page prints the scale.
+  bool shared_attention_scale = false;
+};
+
+std::string render_html(const Walkthrough& walkthrough, const HtmlOptions& options = {});
 
 }  // namespace tg::inspect

@@ -1,9 +1,9 @@
 // Small SVG pictures shared by the walk-through's web page (inspect/html_report.h)
 // and the training plot (inspect/loss_plot.h): a heatmap, a histogram and a line
-// chart. Each returns one <svg> element as text, without an xmlns attribute so
+// chart, and a bar chart. Each returns one <svg> element as text, without an xmlns attribute so
 // it can sit inside an HTML page (the HTML parser knows <svg>); standalone()
 // turns one into an .svg file of its own. One file each: svg_heatmap.cpp,
-// svg_histogram.cpp, svg_line_chart.cpp, drawn with the helpers of
+// svg_histogram.cpp, svg_line_chart.cpp, svg_bar_chart.cpp, drawn with the helpers of
 // svg_canvas.h; svg_canvas.cpp also holds escape, nice_ticks and standalone.
 //
 // All text that reaches the output (titles, token labels) is escaped, and the
@@ -62,13 +62,30 @@ std::string heatmap(const Tensor& grid, const HeatmapOptions& options);
 struct HistogramOptions {
   std::string title;
   int bins = 40;
+  std::string x_label = "value";  // the axis titles
+  std::string y_label = "count";
 };
 
 // Bars counting the finite `values` in `bins` equal bins between their smallest
-// and largest, a dashed line at the mean, and a caption with the count, mean,
+// and largest, with titled axes, a dashed line at the mean, and a caption with the count, mean,
 // standard deviation (population), min and max; non-finite values are counted
 // in the caption as "masked" and left out of the bars.
 std::string histogram(std::span<const double> values, const HistogramOptions& options);
+
+// --- bar chart -----------------------------------------------------------------
+
+struct BarChartOptions {
+  std::string title;
+  std::string value_label;  // the value axis' title: "probability"
+  double largest = 0;       // the value axis' end; 0: the largest value
+};
+
+// One horizontal bar per value, top to bottom, its label on the left and its
+// value at its end, over a titled value axis from 0. For a few named values
+// (the most likely next tokens). Throws tg::Error if `labels` and `values`
+// differ in length or a value is negative or not finite.
+std::string bar_chart(const std::vector<std::string>& labels, std::span<const double> values,
+                      const BarChartOptions& options);
 
 // --- line chart ----------------------------------------------------------------
 
@@ -82,6 +99,7 @@ enum class LineStyle {
   Faint,   // thin and translucent: many noisy points (the loss of every step)
   Bold,    // thick with a marker at every point: few important points (evaluations)
   Dashed,  // thin and dashed: a quantity on the secondary axis (the learning rate)
+  Points,  // small dots, no line: samples on a curve (GELU's inputs)
 };
 
 enum class YAxis { Left, Right };

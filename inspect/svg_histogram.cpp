@@ -14,8 +14,8 @@ std::string histogram(std::span<const double> values, const HistogramOptions& op
     if (std::isfinite(value)) finite.push_back(value);
   const size_t masked = values.size() - finite.size();
 
-  constexpr double width = 440, height = 210;
-  constexpr double left = 52, right = 12, top = 26, bottom = 62;
+  constexpr double width = 440, height = 226;
+  constexpr double left = 52, right = 12, top = 26, bottom = 78;
   std::string out = open_svg(width, height);
   out += text_at(8, 15, options.title, "font-weight=\"bold\"");
   if (finite.empty()) {
@@ -65,6 +65,9 @@ std::string histogram(std::span<const double> values, const HistogramOptions& op
     out += line_between(x(tick), y(0), x(tick), y(0) + 4, "stroke=\"" + std::string(kAxisColour) + "\"");
     out += text_at(x(tick), y(0) + 16, number(tick, 3), "text-anchor=\"middle\"");
   }
+  out += text_at((left + width - right) / 2, y(0) + 31, options.x_label, "text-anchor=\"middle\" fill=\"#555\"");
+  out += "<text transform=\"translate(12," + px((top + y(0)) / 2) + ") rotate(-90)\" text-anchor=\"middle\" fill=\"#555\">" +
+         escape(options.y_label) + "</text>";
   out += line_between(x(mean), top, x(mean), y(0), "stroke=\"#d62728\" stroke-dasharray=\"4 3\"");
   out += text_at(left, height - 24,
                  "n " + std::to_string(finite.size()) + "  mean " + number(mean, 4) + "  std " + number(deviation, 4));

@@ -41,6 +41,8 @@ std::string stroke_of(const Series& series) {
       return colour + " stroke-width=\"2.5\"";
     case LineStyle::Dashed:
       return colour + " stroke-width=\"1.2\" stroke-dasharray=\"5 3\"";
+    case LineStyle::Points:
+      return "";
   }
   return colour;
 }
@@ -131,6 +133,13 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
     std::string points;
     for (size_t i = 0; i < one.x.size(); ++i)
       points.append(i ? " " : "").append(px(x(one.x[i]))).append(",").append(px(y(one.y[i])));
+    if (one.style == LineStyle::Points) {
+      out += "<g fill=\"" + escape(one.colour) + "\" fill-opacity=\"0.6\">";
+      for (size_t i = 0; i < one.x.size(); ++i)
+        out += "<circle cx=\"" + px(x(one.x[i])) + "\" cy=\"" + px(y(one.y[i])) + "\" r=\"2\"/>";
+      out += "</g>";
+      continue;
+    }
     out += "<polyline fill=\"none\" " + stroke_of(one) + " points=\"" + points + "\"/>";
     if (one.style != LineStyle::Bold) continue;
     for (size_t i = 0; i < one.x.size(); ++i)

@@ -190,6 +190,9 @@ Walkthrough walk_through(GPT& model, const tokenizer::TextTokenizer& tokenizer, 
     walkthrough.tokens.push_back({t, ids[t], tokenizer.display(ids[t])});
   }
 
+  for (int64_t id = 0; id < std::min(tokenizer.vocab_size(), config.vocab_size); ++id)
+    walkthrough.vocabulary.push_back(tokenizer.display(id));
+
   const std::string tokenizer_kind = tokenizer.kind();
   const Tensor id_tensor = from_vector(ids, {1, time});  // (1, T)
   walkthrough.stages.push_back(tokens_stage(walkthrough, id_tensor, tokenizer_kind));

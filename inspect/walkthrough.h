@@ -42,7 +42,8 @@ struct ShownTensor {
 
 enum class StageView {
   Values,     // tensors[0] is the stage's output (shape output_shape); any others are extra views
-              // (LayerNorm stages add "normalised (before weight and bias)"). Exception: the
+              // (LayerNorm stages add "normalised (before weight and bias)" and "input", GELU
+              // "input"). Exception: the
               // per-head stages q, k, v and attend (output (1, NH, T, HS)) hold one (T, HS)
               // tensor per shown head instead, labelled "head h".
   Attention,  // one (T, T) tensor per shown head, labelled "head h" (scores, mask or weights):
@@ -118,6 +119,8 @@ struct Walkthrough {
   GPTConfig config;
   std::string prompt, target;
   std::vector<TokenRow> tokens;   // prompt + target, as the model reads them
+  std::vector<std::string> vocabulary;  // TextTokenizer::display of every id the tokenizer knows (may be
+                                        // fewer than config.vocab_size): the logits' columns
   int64_t prompt_tokens = 0;      // tokens[0, prompt_tokens) came from the prompt
   std::vector<Stage> stages;      // in data-flow order
   std::vector<PositionPredictions> predictions;  // one per position

@@ -163,7 +163,8 @@ Tensor traced_layer_norm(const std::string& kind, const Tensor& x, const Tensor&
   const Tensor normalised = nn::layer_norm(x.detach(), ones({config.n_embd}, x.dtype()), zeros({config.n_embd}, x.dtype()),
                                            config.layer_norm_eps);
   if (Stage* stage = log.add_values(kind, {x.shape(), weight.shape(), zero_bias.shape()}, y,
-                                    {{"normalised (before weight and bias)", shown_tensor(normalised)}})) {
+                                    {{"normalised (before weight and bias)", shown_tensor(normalised)},
+                                     {"input", shown_tensor(x)}})) {
     stage->notes.push_back("input: " + row_moments(x));
     stage->notes.push_back("normalised: " + row_moments(normalised));
   }
@@ -226,7 +227,7 @@ Tensor traced_mlp(const Tensor& normed, const BlockParameters& parameters, const
   const Tensor expanded = nn::linear(normed, parameters["mlp.c_fc.weight"], parameters["mlp.c_fc.bias"]);  // (1, T, 4C)
   log.add_values("c_fc", linear_inputs(normed, hidden, channels, config), expanded);
   const Tensor activated = nn::gelu(expanded, config.gelu);  // (1, T, 4C)
-  if (Stage* stage = log.add_values("gelu", {expanded.shape()}, activated)) {
+  if (Stage* stage = log.add_values("gelu", {expanded.shape()}, activated, {{"input", shown_tensor(expanded)}})) {
     const std::vector<double> inputs = expanded.detach().to_vector<double>();
     const auto negative = std::count_if(inputs.begin(), inputs.end(), [](double value) { return value < 0; });
     stage->notes.push_back(number(100.0 * static_cast<double>(negative) / static_cast<double>(inputs.size())) +

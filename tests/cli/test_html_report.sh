@@ -25,6 +25,14 @@ sections=$(grep -o '<section class="stage"' "$work/page.html" | wc -l)
 [[ $sections -eq $expected_stages ]] || fail "explain --html: $sections stage sections, expected $expected_stages"
 grep -qE 'https?://' "$work/page.html" && fail "explain --html: the page refers to the network: $(grep -oE 'https?://[^"]*' "$work/page.html" | head -3)"
 grep -qF '<poor>' "$work/page.html" && fail "explain --html: the prompt's '<poor>' is not escaped"
+grep -qF 'Colour scale: each head its own' "$work/page.html" || fail "explain --html: no per-head colour scale printed"
+for part in "the GELU curve and this prompt&#39;s inputs" "before: the input of block0.ln_1" "the most likely tokens after position"; do
+  grep -qF -- "$part" "$work/page.html" || fail "explain --html: '$part' is missing"
+done
+"$tinygpt" explain --config cpu-small --data "$work/corpus.txt" --seed 3 --prompt "we are" --layer 0 --shared-scale \
+  --html "$work/shared.html" 2>"$work/shared.log" || fail "explain --shared-scale: non-zero exit: $(cat "$work/shared.log")"
+[[ $(grep -c 'Colour scale: one for all heads, from' "$work/shared.html") -eq 3 ]] \
+  || fail "explain --shared-scale: scores, mask and weights should each print one shared scale"
 
 if ! command -v chromium >/dev/null; then
   fail "chromium is not installed (bash scripts/setup.sh installs it)"

@@ -152,3 +152,29 @@ TEST_CASE("svg::line_chart: a line per series, markers on the bold ones, a legen
   CHECK_THROWS_WITH_AS(svg::line_chart({}, options), doctest::Contains("svg::line_chart: no series has a point"),
                        Error);
 }
+
+TEST_CASE("svg::histogram: titled axes, the value below and the count up the side") {
+  const std::vector<double> values = {1, 2, 2, 3};
+  const std::string picture = svg::histogram(values, {.title = "t", .x_label = "weight <w>", .y_label = "count"});
+  CHECK(markup_problem(picture) == "");
+  CHECK(picture.find(">weight &lt;w&gt;</text>") != std::string::npos);
+  CHECK(picture.find("rotate(-90)\" text-anchor=\"middle\" fill=\"#555\">count</text>") != std::string::npos);
+  const std::string defaults = svg::histogram(values, {});
+  CHECK(defaults.find(">value</text>") != std::string::npos);
+  CHECK(defaults.find(">count</text>") != std::string::npos);
+}
+
+TEST_CASE("svg::bar_chart: one labelled bar per value, its value printed, a titled axis from 0") {
+  const std::vector<double> values = {0.5, 0.25, 0};
+  const std::string picture =
+      svg::bar_chart({"a", "\u2423", "<b>"}, values, {.title = "top", .value_label = "probability"});
+  CHECK(markup_problem(picture) == "");
+  CHECK(occurrences(picture, "<rect ") == 3);
+  for (const char* part : {">a</text>", ">\u2423</text>", ">&lt;b&gt;</text>", ">0.5</text>", ">0.25</text>",
+                           ">probability</text>", ">top</text>"})
+    CHECK(picture.find(part) != std::string::npos);
+  CHECK(picture.find("width=\"0\" height=\"18\"") != std::string::npos);  // the 0 bar is empty
+  CHECK_THROWS_WITH_AS(svg::bar_chart({"a"}, values, {}), doctest::Contains("svg::bar_chart: 1 labels for 3"), Error);
+  const std::vector<double> negative = {-1};
+  CHECK_THROWS_WITH_AS(svg::bar_chart({"a"}, negative, {}), doctest::Contains("negative"), Error);
+}

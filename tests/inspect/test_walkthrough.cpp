@@ -151,7 +151,8 @@ TEST_CASE("walk_through: LayerNorm rows have mean 0 and variance 1 before the af
   for (const std::string id : {"block0.ln_1", "block1.ln_2", "ln_f"}) {
     CAPTURE(id);
     const Stage& stage = stage_named(walkthrough, id);
-    REQUIRE(stage.tensors.size() == 2);
+    REQUIRE(stage.tensors.size() == 3);
+    CHECK(stage.tensors[2].label == "input");
     CHECK(stage.notes.size() == 2);
     const std::vector<float> normalised = stage.tensors[1].value.to_vector<float>();
     for (size_t row = 0; row < normalised.size() / 8; ++row) {
