@@ -39,7 +39,11 @@ code, pre, .token { font-family: ui-monospace, monospace; }
 .box a { display: inline-block; font-size: 0.75em; margin: 1px 2px; text-decoration: none; color: #06c; }
 .box a:hover { text-decoration: underline; }
 .arrow { color: #789; }
-section { border-top: 1px solid #ddd; padding: 14px 0; scroll-margin-top: 8px; }
+#contents { position: sticky; top: 0; z-index: 2; background: #fff; border-bottom: 1px solid #ddd; padding: 6px 0;
+            font-size: 0.85em; }
+#contents a { margin-right: 10px; color: #06c; text-decoration: none; white-space: nowrap; }
+#contents a:hover { text-decoration: underline; }
+section { border-top: 1px solid #ddd; padding: 14px 0; scroll-margin-top: 40px; }
 section:target { background: #fffbe6; }
 .formula { background: #f5f5f5; padding: 6px 10px; border-left: 3px solid #6baed6; white-space: pre-wrap; }
 .pictures { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
@@ -77,6 +81,14 @@ window.addEventListener('load', function () {
     if (!linked[section.id]) problems.push(section.id + ' (not in the diagram)');
   });
   if (sections.length !== Number(body.dataset.stages)) problems.push(sections.length + ' sections');
+  // The table of contents stays at the top of the window wherever the reader is
+  // (checked at the bottom of the page, then the reader's place is given back).
+  var readerX = window.scrollX, readerY = window.scrollY;
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  var contents = document.getElementById('contents');
+  var top = contents ? contents.getBoundingClientRect().top : NaN;
+  if (window.scrollY > 0 && !(Math.abs(top) < 1)) problems.push('the table of contents scrolled away (top ' + top + ')');
+  window.scrollTo(readerX, readerY);
   body.dataset.rendered = problems.length ? 'missing: ' + problems.join(', ') : String(sections.length);
 });
 )js";
@@ -148,6 +160,21 @@ std::string diagram(const Walkthrough& walkthrough) {
         "<span class=\"arrow\">&rarr;</span><div class=\"box\"><h3>Loss</h3><a href=\"#loss\">loss and "
         "gradients</a></div>";
   return out + "</nav>\n";
+}
+
+// One link per group of stages (the first stage of each) and per closing
+// section, in a bar that stays at the top of the window: the page is long.
+std::string contents_bar(const Walkthrough& walkthrough) {
+  std::string out = "<nav id=\"contents\"><strong>Contents:</strong> ";
+  std::string open_group;
+  for (const Stage& stage : walkthrough.stages) {
+    if (stage.group == open_group) continue;
+    open_group = stage.group;
+    out += "<a href=\"#" + escape(stage.id) + "\">" + escape(stage.group) + "</a>";
+  }
+  out += "<a href=\"#predictions\">Predictions</a>";
+  if (walkthrough.loss) out += "<a href=\"#loss\">Loss</a>";
+  return out + "<a href=\"#causality\">Causality</a></nav>\n";
 }
 
 // The values the histogram counts: every shown head of a per-head stage, else the output.
@@ -429,7 +456,7 @@ std::string render_html(const Walkthrough& walkthrough, const HtmlOptions& optio
                     escape(walkthrough.prompt) + "</title>\n<style>" + kStyle + "</style>\n</head>\n";
   out += "<body data-stages=\"" + std::to_string(walkthrough.stages.size()) +
          "\" data-rendered=\"pending\" data-errors=\"\">\n<script>" + kErrorRecorder + "</script>\n";
-  out += page_header(walkthrough) + diagram(walkthrough);
+  out += contents_bar(walkthrough) + page_header(walkthrough) + diagram(walkthrough);
   const int64_t heatmap_size = heatmap_positions(walkthrough);
   for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size, options);
   out += predictions_section(walkthrough);

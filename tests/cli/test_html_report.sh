@@ -45,6 +45,7 @@ elif [[ -s $work/page.html ]]; then
   if [[ -z $body ]]; then
     fail "chromium: no <body> in the dumped DOM: $(tail -5 "$work/chromium.log")"
   else
+    # data-rendered also says whether the table of contents stayed on screen when scrolled to the bottom.
     [[ $body == *"data-rendered=\"$expected_stages\""* ]] || fail "chromium: the page did not show every stage: $body"
     [[ $body == *'data-errors=""'* ]] || fail "chromium: script errors: $body"
   fi

@@ -58,6 +58,27 @@ TEST_CASE("render_html: every stage is a section, an anchor and a link of the di
   CHECK(page == render_html(walkthrough));  // deterministic
 }
 
+TEST_CASE("render_html: a table of contents that stays at the top links each group of stages") {
+  const Walkthrough walkthrough = page_walkthrough("!");
+  const std::string page = render_html(walkthrough);
+  const size_t start = page.find("<nav id=\"contents\">");
+  REQUIRE(start != std::string::npos);
+  const std::string contents = page.substr(start, page.find("</nav>", start) - start);
+  CHECK(start < page.find("<nav id=\"diagram\">"));  // first on the page
+  std::string previous_group;
+  size_t groups = 0;
+  for (const Stage& stage : walkthrough.stages) {
+    if (stage.group == previous_group) continue;
+    previous_group = stage.group;
+    ++groups;
+    CAPTURE(stage.group);
+    CHECK(contains(contents, "<a href=\"#" + stage.id + "\">" + svg::escape(stage.group) + "</a>"));
+  }
+  CHECK(groups >= 4);  // tokens, embeddings, a block, the output
+  for (const char* closing : {"#predictions", "#loss", "#causality"}) CHECK(contains(contents, closing));
+  CHECK(contains(page, "#contents { position: sticky; top: 0;"));
+}
+
 TEST_CASE("render_html: a heatmap per head of every attention stage, T x T cells") {
   const Walkthrough walkthrough = page_walkthrough("");
   const std::string page = render_html(walkthrough);
