@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "tensor/bounded_json.h"
@@ -65,30 +66,29 @@ class MetadataReader {
     return parsed;
   }
 
-  static GeneratorState state_of(const nlohmann::json& state) {
-    return GeneratorState{state.at("seed").get<uint64_t>(), state.at("counter").get<uint64_t>()};
+  // {"seed": S, "counter": C} with two unsigned 64-bit integers; `what` names it in the error.
+  GeneratorState state_of(const nlohmann::json& state, const std::string& what) const {
+    const auto field = [&](const char* name) {
+      const std::optional<uint64_t> value =
+          state.is_object() && state.contains(name) ? json_integer<uint64_t>(state.at(name)) : std::nullopt;
+      check(value.has_value(), "checkpoint '", file_.path, "': ", what,
+            " must be {\"seed\": S, \"counter\": C}, S and C integers from 0 to 2^64 - 1");
+      return *value;
+    };
+    return GeneratorState{field("seed"), field("counter")};
   }
 
-  GeneratorState generator(const std::string& key) const {
-    const nlohmann::json state = json(key);
-    try {
-      return state_of(state);
-    } catch (const nlohmann::json::exception& error) {
-      fail("checkpoint '", file_.path, "': '", key, "' must be {\"seed\": S, \"counter\": C}: ", json_error_text(error));
-    }
-  }
+  GeneratorState generator(const std::string& key) const { return state_of(json(key), "'" + key + "'"); }
 
   std::vector<RankGenerators> rank_generators(const std::string& key) const {
     const nlohmann::json ranks = json(key);
     check(ranks.is_array(), "checkpoint '", file_.path, "': '", key, "' must be a list of each rank's generators");
     std::vector<RankGenerators> generators;
     for (const nlohmann::json& rank : ranks) {
-      try {
-        generators.push_back({state_of(rank.at("data")), state_of(rank.at("dropout"))});
-      } catch (const nlohmann::json::exception& error) {
-        fail("checkpoint '", file_.path, "': each of '", key, "' must be {\"data\": {\"seed\": S, \"counter\": C}, "
-             "\"dropout\": {...}}: ", json_error_text(error));
-      }
+      check(rank.is_object() && rank.contains("data") && rank.contains("dropout"), "checkpoint '", file_.path,
+            "': each of '", key, "' must be {\"data\": {\"seed\": S, \"counter\": C}, \"dropout\": {...}}");
+      const std::string what = "each generator in '" + key + "'";
+      generators.push_back({state_of(rank.at("data"), what), state_of(rank.at("dropout"), what)});
     }
     return generators;
   }

@@ -1,5 +1,8 @@
 #include "models/train_settings.h"
 
+#include <optional>
+#include <type_traits>
+
 #include "tensor/bounded_json.h"
 #include "tensor/error.h"
 
@@ -32,7 +35,23 @@ TrainSettings TrainSettings::from_json(const nlohmann::json& json) {
   try {
     for (const TrainSetting& setting : kTrainSettings) {
       if (setting.added_later && !json.contains(setting.key)) continue;
-      std::visit([&](auto member) { json.at(setting.key).get_to(settings.*member); }, setting.member);
+      std::visit(
+          [&](auto member) {
+            const nlohmann::json& value = json.at(setting.key);
+            using Field = std::remove_reference_t<decltype(settings.*member)>;
+            // Checked: nlohmann's get_to would read 2.5 as 2, and a double past the integer's range is
+            // undefined behaviour.
+            if constexpr (std::is_integral_v<Field>) {
+              const std::optional<Field> integer = json_integer<Field>(value);
+              check(integer.has_value(), "train settings: '", setting.key, "' must be an integer that fits ",
+                    std::is_signed_v<Field> ? "int64" : "uint64", ", got ",
+                    value.is_number() ? value.dump() : value.type_name());
+              settings.*member = *integer;
+            } else {
+              value.get_to(settings.*member);
+            }
+          },
+          setting.member);
     }
   } catch (const nlohmann::json::exception& error) {
     fail("train settings: ", json_error_text(error));

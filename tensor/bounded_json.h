@@ -1,5 +1,6 @@
 // JSON from files that strangers write (safetensors headers, Hugging Face
-// config.json, a checkpoint's metadata), parsed with a nesting limit.
+// config.json, a checkpoint's metadata), parsed with a nesting limit, and its
+// integers read with a range check.
 //
 // nlohmann parses without recursion, but printing a value recurses once per
 // level (error messages print what they reject), so a file nested 70,000
@@ -8,6 +9,9 @@
 // (tokenizer/gpt2_files.cpp applies the same limit to encoder.json: the
 // tokenizer layer includes nothing from this one.)
 #pragma once
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,5 +28,26 @@ nlohmann::json parse_bounded_json(std::string_view text, const std::string& what
 
 // nlohmann's message without its "[json.exception.parse_error.101] " code.
 std::string json_error_text(const nlohmann::json::exception& error);
+
+// `value` as an Integer (int64_t, uint64_t, ...), or nothing when it is not an
+// integer that Integer holds. nlohmann's get<Integer>() does not check: it reads
+// 2.5 as 2 and -1 as 2^64 - 1, and converting 4e19 (a double) is undefined behaviour.
+template <class Integer>
+std::optional<Integer> json_integer(const nlohmann::json& value) {
+  constexpr auto lowest = std::numeric_limits<Integer>::min();
+  constexpr auto highest = static_cast<uint64_t>(std::numeric_limits<Integer>::max());
+  if (value.is_number_unsigned()) {
+    const uint64_t number = value.get<uint64_t>();
+    if (number > highest) return std::nullopt;
+    return static_cast<Integer>(number);
+  }
+  if (value.is_number_integer()) {
+    const int64_t number = value.get<int64_t>();
+    if (number < static_cast<int64_t>(lowest) || (number > 0 && static_cast<uint64_t>(number) > highest))
+      return std::nullopt;
+    return static_cast<Integer>(number);
+  }
+  return std::nullopt;
+}
 
 }  // namespace tg

@@ -164,6 +164,33 @@ TEST_CASE("checkpoint: bad metadata is named") {
   });
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("parameters, more than the"), tg::Error);
 
+  // Integers must be integers of their type: 4e19 is a double past uint64 (converting it was undefined
+  // behaviour: tests/fuzz/corpus/checkpoint/generator_seed_4e19), and nlohmann read 1.5 as 1 and -1 as 2^64 - 1.
+  for (const std::string state : {R"({"seed": 4e19, "counter": 0})", R"({"seed": 1.5, "counter": 0})",
+                                  R"({"seed": -1, "counter": 0})", R"({"seed": 1})"}) {
+    CAPTURE(state);
+    rewrite(trained.latest(), broken, [&](auto&, Metadata& metadata) { metadata["data_generator"] = state; });
+    CHECK_THROWS_WITH_AS(load_checkpoint(broken),
+                         doctest::Contains("'data_generator' must be {\"seed\": S, \"counter\": C}"), tg::Error);
+  }
+  rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) {
+    metadata["other_ranks"] = R"([{"data": {"seed": 1, "counter": 2}, "dropout": {"seed": 3, "counter": 1e300}}])";
+  });
+  CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("each generator in 'other_ranks' must be"),
+                       tg::Error);
+  const std::pair<const char*, const char*> bad_settings[] = {
+      {R"({"iters": 2.5})", "'iters' must be an integer that fits int64, got 2.5"},
+      {R"({"seed": 1e30})", "'seed' must be an integer that fits uint64, got 1e+30"}};
+  for (const auto& [setting, message] : bad_settings) {
+    const std::string edit = setting;
+    rewrite(trained.latest(), broken, [&edit](auto&, Metadata& metadata) {
+      auto training = nlohmann::json::parse(metadata["training"]);
+      training.update(nlohmann::json::parse(edit));
+      metadata["training"] = training.dump();
+    });
+    CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains(message), tg::Error);
+  }
+
   rewrite(trained.latest(), broken, [](auto&, Metadata& metadata) { metadata.erase("step"); });
   CHECK_THROWS_WITH_AS(load_checkpoint(broken), doctest::Contains("the metadata has no 'step' entry"), tg::Error);
 
