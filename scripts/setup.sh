@@ -6,7 +6,7 @@
 #   bash scripts/setup.sh              # build and benchmark dependencies (what scripts/run.sh needs)
 #   bash scripts/setup.sh --test       # also headless Chromium, for the test of explain's web page,
 #                                      # and clang with libFuzzer, for the fuzz harnesses (tests/fuzz/)
-#   bash scripts/setup.sh --reference  # also Chromium, PyTorch + numpy (fixture scripts, benchmarks
+#   bash scripts/setup.sh --reference  # also what --test adds, PyTorch + numpy (fixture scripts, benchmarks
 #                                      # against PyTorch) and Node.js/npm (tiktoken reference ids)
 set -euo pipefail
 
