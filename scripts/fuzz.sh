@@ -10,7 +10,7 @@
 #
 # Each harness works on a scratch copy of its corpus, deleted afterwards: what a run
 # discovers never lands in the repository. A crash, a sanitizer report, a broken
-# property, an allocation over 2 GB or an input taking over 10 s is a finding: the
+# property, more than 2 GB of memory or an input taking over 10 s is a finding: the
 # input is kept as build/fuzz/findings/<harness>-crash-<sha1> (or -oom-, -timeout-),
 # the log is build/fuzz/logs/<harness>.log, and the script exits 1 once every
 # harness has run. One harness at a time, one process, one thread (OMP_NUM_THREADS=1).
