@@ -18,6 +18,17 @@ bench_program() {
   fi
 }
 
+# bench_tinygpt prints the path of the tinygpt program: $BENCH_BUILD_DIR/cli/tinygpt
+# when that is set, else build/release/cli/tinygpt after building it there.
+bench_tinygpt() {
+  if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
+    echo "$BENCH_BUILD_DIR/cli/tinygpt"
+  else
+    bash scripts/build.sh release --target tinygpt_cli >/dev/null
+    echo build/release/cli/tinygpt
+  fi
+}
+
 # run_repetitions NAME THREADS: every benchmark of program NAME (found as
 # bench_program finds it) 7 times on THREADS threads, the repetitions in random
 # order (so that drift of a shared machine hits every benchmark alike); prints

@@ -15,17 +15,13 @@
 # Run as root it passes Open MPI's switches for that (only here, never for users).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_program.sh
 models=${MODELS:-"cpu-small baby gpt2"}
 repeats=${REPEATS:-2}
 corpus=${CORPUS:-../shared/data/tinyshakespeare.txt}
 vocab=${VOCAB:-../shared/data/gpt2}
 [[ -f $corpus ]] || { echo "run_data_parallel.sh: no corpus at $corpus (set CORPUS)" >&2; exit 1; }
-if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
-  tinygpt="$BENCH_BUILD_DIR/cli/tinygpt"
-else
-  bash scripts/build.sh release --target tinygpt_cli >/dev/null
-  tinygpt=build/release/cli/tinygpt
-fi
+tinygpt=$(bench_tinygpt)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}

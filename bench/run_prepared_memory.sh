@@ -17,12 +17,7 @@ repeats=${REPEATS:-470}
 steps=${STEPS:-50}
 corpus=${CORPUS:-../shared/data/tinyshakespeare.txt}
 [[ -f $corpus ]] || { echo "run_prepared_memory.sh: no corpus at $corpus (set CORPUS)" >&2; exit 1; }
-if [[ -n "${BENCH_BUILD_DIR:-}" ]]; then
-  tinygpt="$BENCH_BUILD_DIR/cli/tinygpt"
-else
-  bash scripts/build.sh release --target tinygpt_cli >/dev/null
-  tinygpt=build/release/cli/tinygpt
-fi
+tinygpt=$(bench_tinygpt)
 work=${WORK_DIR:-$(mktemp -d)}
 trap 'rm -rf "$work"' EXIT
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}

@@ -69,6 +69,22 @@ double relative_difference(const std::vector<float>& a, const std::vector<float>
   return p == 2 ? std::sqrt(difference / size) : difference / size;
 }
 
+// Sets rank 1's last parameter (a bias) to `value`, leaving rank 0's alone.
+void set_last_parameter_on_rank_1(TrainingRun& run, double value) {
+  if (job().rank() == 1) fill_(run.model().named_parameters().back().second, value);
+}
+
+// The message of the dist::JobError `action` throws on this rank; "" if none.
+template <class Action>
+std::string job_error_of(const Action& action) {
+  try {
+    action();
+  } catch (const dist::JobError& error) {
+    return error.what();
+  }
+  return "";
+}
+
 GPTConfig config_with_batch(int64_t batch_size, double dropout = 0.0) {
   GPTConfig config = tiny_config(PositionalEncoding::Learned, dropout);
   config.batch_size = batch_size;
@@ -159,44 +175,24 @@ TEST_CASE("a NaN loss on one rank stops every rank") {
   const SharedScratchDir dir("nan");
   auto run = TrainingRun::start(char_level_data(tiny_corpus()), config_with_batch(2), tiny_settings(8), job());
   run->train(outputs_in(dir.path(), /*stop_after=*/1), quiet);
-  if (job().rank() == 1) {
-    Tensor bias = run->model().named_parameters().back().second;
-    fill_(bias, std::nan(""));
-  }
-  std::string message;
-  try {
-    run->train(outputs_in(dir.path()), quiet);
-  } catch (const dist::JobError& error) {
-    message = error.what();
-  }
+  set_last_parameter_on_rank_1(*run, std::nan(""));
+  const std::string message = job_error_of([&] { run->train(outputs_in(dir.path()), quiet); });
   CHECK(message.find("the loss is NaN at step 2") != std::string::npos);
 }
 
 TEST_CASE("ranks whose weights differ are stopped at the next evaluation") {
   const SharedScratchDir dir("diverged");
   auto run = TrainingRun::start(char_level_data(tiny_corpus()), config_with_batch(2), tiny_settings(8), job());
-  if (job().rank() == 1) {
-    Tensor bias = run->model().named_parameters().back().second;
-    fill_(bias, 0.5);
-  }
-  std::string message;
-  try {
-    run->train(outputs_in(dir.path()), quiet);
-  } catch (const dist::JobError& error) {
-    message = error.what();
-  }
+  set_last_parameter_on_rank_1(*run, 0.5);
+  const std::string message = job_error_of([&] { run->train(outputs_in(dir.path()), quiet); });
   CHECK(message.find("the weights of rank 1 differ from rank 0's") != std::string::npos);
 }
 
 TEST_CASE("ranks started with different settings are refused") {
   TrainSettings settings = tiny_settings(8);
   if (job().rank() == 1) settings.lr *= 2;
-  std::string message;
-  try {
-    TrainingRun::start(char_level_data(tiny_corpus()), config_with_batch(2), settings, job());
-  } catch (const dist::JobError& error) {
-    message = error.what();
-  }
+  const std::string message = job_error_of(
+      [&] { TrainingRun::start(char_level_data(tiny_corpus()), config_with_batch(2), settings, job()); });
   CHECK(message.find("rank 1 of 2 was started with other settings") != std::string::npos);
 }
 
