@@ -4,8 +4,9 @@
 //   bench_train_step --config cpu-small --batch 4 --block 64 --iters 20 [--threads 2]
 //
 // Prints one JSON line: the config, parameters, median and mean ms per step,
-// tokens/s and the peak resident memory of this process (getrusage's max RSS,
-// so run one config per process: bench/run_train_vs_torch.sh does).
+// tokens/s, the peak resident memory of this process (getrusage's max RSS,
+// so run one config per process: bench/run_train_vs_torch.sh does), the page
+// faults per timed step (memory mapped afresh) and the thread and BLAS settings.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,11 +24,18 @@
 #include "models/gpt.h"
 #include "nn/optim/adamw.h"
 #include "nn/parameter_arena.h"
+#include "tensor/process_environment.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace {
+
+long minor_page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
 
 double peak_rss_megabytes() {
   rusage usage{};
@@ -38,6 +46,7 @@ double peak_rss_megabytes() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tg::tune_process_environment(argv);  // the thread and BLAS settings tinygpt itself runs with
   CLI::App app{"Time one GPT training step (forward, backward, AdamW)"};
   std::string preset = "cpu-small";
   int64_t batch = 4, block = 64, iters = 20, warmup = 3;
@@ -66,7 +75,9 @@ int main(int argc, char** argv) {
     const tg::Tensor targets = tg::raw::contiguous(tg::raw::narrow(ids, 1, 1, block));  // (B, T)
 
     std::vector<double> milliseconds;
+    long faults_before_timed_steps = 0;
     for (int64_t step = 0; step < warmup + iters; ++step) {
+      if (step == warmup) faults_before_timed_steps = minor_page_faults();
       const auto started = std::chrono::steady_clock::now();
       arena.zero_grad();
       tg::backward(model.loss(inputs, targets));
@@ -87,7 +98,10 @@ int main(int argc, char** argv) {
                              {"ms_median", median},
                              {"ms_mean", mean},
                              {"tokens_per_s", static_cast<double>(batch * block) / (median / 1e3)},
-                             {"peak_rss_mb", peak_rss_megabytes()}};
+                             {"peak_rss_mb", peak_rss_megabytes()},
+                             {"page_faults_per_step", static_cast<double>(minor_page_faults() - faults_before_timed_steps) /
+                                                          static_cast<double>(iters)},
+                             {"runtime", tg::process_environment_info()}};
     std::cout << result.dump() << std::endl;
   } catch (const std::exception& error) {
     std::cerr << "bench_train_step: error: " << error.what() << "\n";

@@ -10,6 +10,7 @@
 #include "cli/usage_errors.h"
 #include "cli/version.h"
 #include "distributed/job.h"
+#include "tensor/process_environment.h"
 
 namespace {
 
@@ -36,6 +37,7 @@ int report_error(const std::string& message, bool every_rank_raised_it) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tg::tune_process_environment(argv);  // may start the program again with its thread and BLAS settings
   CLI::App app{"tinygpt: a from-scratch tensor and autograd engine with a GPT on top"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "distributed/job.h"
+#include "tensor/process_environment.h"
 #include "tensor/threads.h"
 
 namespace tg::cli {
@@ -68,6 +69,7 @@ std::string version_text() {
          "built for: " + build_extensions() + "\n" +
          "this CPU:  " + cpu_extensions() + "\n" +
          "BLAS:      " + config + ", " + blas_kernels() + " kernels\n" +
+         "runtime:   " + process_environment_info() + "\n" +
          "MPI:       " + (dist::built_with_mpi() ? dist::mpi_library_version() + " (mpirun -np N tinygpt train)"
                                                  : std::string("none (this build trains in one process)"));
 }

@@ -20,6 +20,12 @@ class Storage {
   // Frees every idle cached buffer (the cache also does this itself when an
   // allocation fails).
   static void release_cached();
+  // Bytes of the cached sizes (64 KB and up): in use, idle in the cache, and
+  // the most ever in use at once. in_use + idle stays within high_water * 9/8.
+  struct CacheFigures {
+    size_t in_use, idle, high_water;
+  };
+  static CacheFigures cache_figures();
   // Wraps `bytes` bytes at `data` (kAlignment-aligned, which a page-aligned
   // mapping is) that tinygpt does not own: `release` runs once, when the
   // Storage is destroyed, and must free them. Throws when `data` is misaligned (and then

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tensor/error.h"
+#include "tensor/process_environment.h"
 
 namespace tg {
 
@@ -32,7 +33,7 @@ std::string thread_info() {
   std::string config = openblas_get_config();
   while (!config.empty() && config.back() == ' ') config.pop_back();
   return count_of(num_threads(), "OpenMP thread") + "; " + config + " (" + blas_kind + " build), " +
-         count_of(openblas_get_num_threads(), "thread");
+         count_of(openblas_get_num_threads(), "thread") + "; " + process_environment_info();
 }
 
 std::string blas_kernels() { return openblas_get_corename(); }

@@ -12,7 +12,8 @@ inline constexpr int64_t kParallelThreshold = 32768;
 
 void set_num_threads(int threads);
 int num_threads();
-// "2 OpenMP threads; OpenBLAS 0.3.21 (OpenMP build), 2 threads" for start-up logs.
+// "2 OpenMP threads; OpenBLAS 0.3.21 ... (OpenMP build), 2 threads; OpenBLAS kernels ...; idle
+// threads spin ..." for start-up logs (the last two: tensor/process_environment.h).
 std::string thread_info();
 // The CPU kernels OpenBLAS picked for this machine at start-up ("Haswell", "SkylakeX", ...).
 std::string blas_kernels();

@@ -1,0 +1,109 @@
+#include "tensor/process_environment.h"
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tg {
+
+namespace {
+
+constexpr const char* kMarker = "TINYGPT_ENVIRONMENT";
+constexpr const char* kSpinCount = "500";
+// In the marker's value: what tinygpt set, and OpenBLAS's own pick it replaced.
+constexpr const char* kSpinSet = "spin";
+constexpr const char* kBlasReplaced = "blas-replaced:";
+constexpr const char* kAskedFor = "(asked-for)";  // the replaced core came from OPENBLAS_CORETYPE
+
+const char* variable(const char* name) { return std::getenv(name); }
+
+// A variable as it was when the program started, which is what the OpenMP
+// runtime and OpenBLAS read (setenv afterwards changes nothing for them):
+// /proc/self/environ keeps the environment the process was started with.
+std::optional<std::string> at_start(const std::string& name) {
+  static const std::map<std::string, std::string> start = [] {
+    std::map<std::string, std::string> variables;
+    std::ifstream environ("/proc/self/environ", std::ios::binary);
+    for (std::string entry; std::getline(environ, entry, '\0');)
+      if (const size_t equals = entry.find('='); equals != std::string::npos)
+        variables.emplace(entry.substr(0, equals), entry.substr(equals + 1));
+    return variables;
+  }();
+  const auto found = start.find(name);
+  if (found == start.end()) return std::nullopt;
+  return found->second;
+}
+
+// OpenBLAS's AVX-512 kernels (SkylakeX's) need these four.
+bool cpu_has_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+bool is_avx512_blas_core(const std::string& core) {
+  return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
+}
+
+// Cooperlake's kernels are SkylakeX's plus bf16 ones that need AVX512-BF16.
+const char* best_avx512_blas_core() { return __builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX"; }
+
+}  // namespace
+
+void tune_process_environment(char** argv) {
+  if (variable(kMarker)) return;  // the second start, or "keep"
+  std::string tuned;
+  if (!variable("OMP_WAIT_POLICY") && !variable("GOMP_SPINCOUNT")) {
+    setenv("GOMP_SPINCOUNT", kSpinCount, 1);
+    tuned = kSpinSet;
+  }
+  // An OPENBLAS_CORETYPE already set is replaced too when it names narrower
+  // kernels than the CPU has: machines come with one set for all their users
+  // (OPENBLAS_CORETYPE=Haswell on the Zen 5 machines this was measured on).
+  const std::string blas_core = openblas_get_corename();
+  if (cpu_has_avx512() && !is_avx512_blas_core(blas_core)) {
+    const bool asked_for = variable("OPENBLAS_CORETYPE") != nullptr;
+    setenv("OPENBLAS_CORETYPE", best_avx512_blas_core(), 1);
+    tuned += (tuned.empty() ? "" : " ") + std::string(kBlasReplaced) + blas_core + (asked_for ? kAskedFor : "");
+  }
+  if (tuned.empty()) return;
+  setenv(kMarker, tuned.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  // No exec (no /proc, say): run as started, and say so in the info line.
+  if (tuned.find(kSpinSet) != std::string::npos) unsetenv("GOMP_SPINCOUNT");
+  if (tuned.find(kBlasReplaced) != std::string::npos) unsetenv("OPENBLAS_CORETYPE");
+  setenv(kMarker, "restart-failed", 1);
+}
+
+std::string process_environment_info() {
+  const std::string marker = at_start(kMarker).value_or("");
+  std::string info = "OpenBLAS kernels " + std::string(openblas_get_corename());
+  if (const size_t at = marker.find(kBlasReplaced); at != std::string::npos) {
+    std::string replaced = marker.substr(at + std::string(kBlasReplaced).size());
+    const bool asked_for = replaced.ends_with(kAskedFor);
+    replaced = replaced.substr(0, replaced.size() - (asked_for ? std::string(kAskedFor).size() : 0));
+    info += asked_for ? " (chosen by tinygpt over OPENBLAS_CORETYPE=" + replaced +
+                            " on this AVX-512 CPU; TINYGPT_ENVIRONMENT=keep keeps yours)"
+                      : " (chosen by tinygpt: the library picked " + replaced + " on this AVX-512 CPU)";
+  } else if (at_start("OPENBLAS_CORETYPE")) {
+    info += " (your OPENBLAS_CORETYPE)";
+  }
+  info += "; ";
+  if (const auto policy = at_start("OMP_WAIT_POLICY"))
+    info += "idle threads follow your OMP_WAIT_POLICY=" + *policy;
+  else if (const auto spins = at_start("GOMP_SPINCOUNT"))
+    info += "idle threads spin " + *spins + " times, then sleep" +
+            (marker.find(kSpinSet) != std::string::npos ? " (set by tinygpt)" : " (your GOMP_SPINCOUNT)");
+  else
+    info += "idle threads spin 300000 times, then sleep (libgomp's default)";
+  if (variable(kMarker) && std::string(variable(kMarker)) == "restart-failed")
+    info += "; tinygpt could not restart itself with its settings";
+  return info;
+}
+
+}  // namespace tg

@@ -1,0 +1,42 @@
+// Settings the OpenMP runtime and OpenBLAS read from the environment once, when
+// the program is loaded, before main() runs: too early for a flag or a
+// function call to change them. tinygpt chooses them for the machine and, when
+// the user has not set them, starts itself again with them (exec, same process):
+//
+//   GOMP_SPINCOUNT=500      how long an idle OpenMP thread spins before it sleeps.
+//                           libgomp's default spins 300,000 times: beside one
+//                           other busy process on 2 cores, the spinning threads
+//                           take the cores from the one doing the work and a
+//                           training step took 4x as long (cpu-small, 88 vs 22 ms),
+//                           sampling 5-9x. Sleeping at once (OMP_WAIT_POLICY=
+//                           PASSIVE) behaves there but costs 35% on an idle
+//                           machine (30 vs 22 ms). 500 spins (a few microseconds)
+//                           keeps the idle speed and is 2.1x under load
+//                           (bench/run_thread_policy.sh has the figures).
+//   OPENBLAS_CORETYPE=...   OpenBLAS picks its kernels by CPU model; on a CPU it
+//                           does not know (Debian's 0.3.21 on AMD Zen 5) it falls
+//                           back to older kernels, and a machine's environment
+//                           may name them (OPENBLAS_CORETYPE=Haswell); Haswell's
+//                           AVX2 kernels run at about half the speed of the
+//                           AVX-512 ones. When the CPU has AVX-512 and the kernels
+//                           in use are narrower, tinygpt asks for SkylakeX's, or
+//                           Cooperlake's with AVX512-BF16.
+//
+// A wait policy the user set (OMP_WAIT_POLICY or GOMP_SPINCOUNT) is kept.
+// TINYGPT_ENVIRONMENT marks the second start (its value lists what was set);
+// setting it to "keep" beforehand turns the whole mechanism off.
+#pragma once
+#include <string>
+
+namespace tg {
+
+// Call first thing in main(). Returns when nothing needs changing (or the
+// exec failed, which only loses the tuning); otherwise does not return.
+void tune_process_environment(char** argv);
+
+// What the settings are and who chose them, for the "threads:" line:
+// "OpenMP threads spin 500 times, then sleep (set by tinygpt); OpenBLAS kernels:
+// Cooperlake (chosen by tinygpt: the library fell back to Haswell on this AVX-512 CPU)".
+std::string process_environment_info();
+
+}  // namespace tg

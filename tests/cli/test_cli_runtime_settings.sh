@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tinygpt starts itself again with its own thread and BLAS settings
+# (tensor/process_environment.h) unless the user made them, and says which are
+# in effect: the OpenMP wait policy, and OpenBLAS's AVX-512 kernels on a CPU
+# that has AVX-512 when the library picked (or was told) narrower ones. The
+# line reports the environment the process started with (/proc/self/environ),
+# so without the restart it would name libgomp's default.
+#
+# usage: test_cli_runtime_settings.sh path/to/tinygpt   (CTest passes the built binary)
+set -uo pipefail
+
+tinygpt=${1:?usage: $0 path/to/tinygpt}
+source "$(dirname "$0")/cli_test_helpers.sh"
+
+# runtime_line ENV...: the "runtime:" line of --version under exactly these settings.
+runtime_line() {
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_CORETYPE -u TINYGPT_ENVIRONMENT "$@" "$tinygpt" --version |
+    grep "^runtime:"
+}
+expect_line() {
+  local name=$1 expected=$2 line=$3
+  grep -qF -- "$expected" <<<"$line" || fail "$name: '$expected' not in: $line"
+}
+
+expect_line "wait policy chosen" "idle threads spin 500 times, then sleep (set by tinygpt)" "$(runtime_line)"
+expect_line "user's wait policy" "idle threads follow your OMP_WAIT_POLICY=PASSIVE" "$(runtime_line OMP_WAIT_POLICY=PASSIVE)"
+expect_line "user's spin count" "idle threads spin 7 times, then sleep (your GOMP_SPINCOUNT)" "$(runtime_line GOMP_SPINCOUNT=7)"
+expect_line "all kept" "idle threads spin 300000 times, then sleep (libgomp's default)" "$(runtime_line TINYGPT_ENVIRONMENT=keep)"
+
+# OpenBLAS's AVX-512 kernels need AVX512 F, BW, VL and DQ.
+flags=$(grep -m1 "^flags" /proc/cpuinfo)
+if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512vl "* && $flags == *" avx512dq "* ]]; then
+  expected_core=SkylakeX
+  [[ $flags == *" avx512_bf16 "* ]] && expected_core=Cooperlake
+  expect_line "told Haswell on AVX-512" \
+    "OpenBLAS kernels $expected_core (chosen by tinygpt over OPENBLAS_CORETYPE=Haswell on this AVX-512 CPU" \
+    "$(runtime_line OPENBLAS_CORETYPE=Haswell)"
+  expect_line "Haswell kept" "OpenBLAS kernels Haswell (your OPENBLAS_CORETYPE)" \
+    "$(runtime_line OPENBLAS_CORETYPE=Haswell TINYGPT_ENVIRONMENT=keep)"
+  runtime_line | grep -qE "OpenBLAS kernels (SkylakeX|Cooperlake|SapphireRapids)" ||
+    fail "AVX-512 CPU without AVX-512 kernels: $(runtime_line)"
+else
+  expect_line "AVX2 CPU keeps Haswell" "OpenBLAS kernels Haswell (your OPENBLAS_CORETYPE)" \
+    "$(runtime_line OPENBLAS_CORETYPE=Haswell)"
+fi
+
+# The second start keeps the arguments, the exit codes and standard input.
+expect_exit "usage error after the restart" 2 "--tokens must be an integer from 1 to 1000000, got abc" \
+  env -u OMP_WAIT_POLICY -u TINYGPT_ENVIRONMENT "$tinygpt" sample --tokens abc
+[[ -f ../shared/data/gpt2/encoder.json ]] && printf 'hello world' | env -u OMP_WAIT_POLICY -u TINYGPT_ENVIRONMENT "$tinygpt" tokenize --vocab ../shared/data/gpt2 \
+  >"$work/tokens" 2>&1 || fail "tokenize from standard input after the restart: $(cat "$work/tokens")"
+[[ ! -f ../shared/data/gpt2/encoder.json || $(cat "$work/tokens") == "31373 995" ]] || fail "tokenize from standard input: $(cat "$work/tokens")"
+
+finish "runtime settings"
