@@ -22,14 +22,13 @@
 //   logits = lm_head(ln_f(x))                 rows split                    (V)
 //
 // No value is summed across threads, and each row uses the same kernel as the
-// general path (gemv_rows, layer_norm_row, gelu_*_value, rope_rotate_row,
+// general path (gemv_rows, and from the kernel table's copy in use,
+// nn/functional/kernel_table.h: layer_norm_row, gelu, rope_rotate_row,
 // attend_one_query), so the logits equal the general path's bit for bit, for
 // any thread count (tests/models/test_gpt_decode.cpp).
 #include "autograd/grad_mode.h"
 #include "models/gpt.h"
-#include "nn/functional/attention_kernels.h"
-#include "nn/functional/gelu_kernels.h"
-#include "nn/functional/layer_norm_kernels.h"
+#include "nn/functional/kernel_table.h"
 #include "nn/functional/rope_kernels.h"
 #include "tensor/gemv.h"
 #include "tensor/team.h"
@@ -41,7 +40,8 @@ namespace {
 
 // normed (C) = layer_norm(x (C)).
 void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, int64_t channels) {
-  nn::layer_norm_row(x, norm.weight().data<float>(), norm.bias().data<float>(), normed, channels, norm.eps());
+  nn::row_kernels().layer_norm_row(x, norm.weight().data<float>(), norm.bias().data<float>(), normed, channels,
+                                   norm.eps());
 }
 
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
@@ -64,16 +64,6 @@ void add_linear_share(const Team& team, const nn::Linear& linear, const float* x
   for (int64_t row = first; row < last; ++row) residual[row] += branch[row];
 }
 
-// values (n) = gelu(values): the MLP's activation, on the c_fc rows this thread wrote.
-void gelu_in_place(float* values, int64_t count, nn::GeluApproximation approximation) {
-  if (approximation == nn::GeluApproximation::Tanh) {
-#pragma omp simd
-    for (int64_t i = 0; i < count; ++i) values[i] = nn::gelu_tanh_value(values[i]);
-  } else {
-    for (int64_t i = 0; i < count; ++i) values[i] = nn::gelu_erf_value(values[i]);
-  }
-}
-
 // One layer's attention for this thread's share of the heads: RoPE, the new
 // key and value into the cache at `position`, then the query over positions 0..position.
 struct AttentionStep {
@@ -86,6 +76,7 @@ struct AttentionStep {
 
   void run(const Team& team, std::vector<float>& scores, std::vector<float>& query) const {
     const int64_t channels = heads * head_size, capacity = cache.keys.size(2);
+    const nn::RowKernels& rows = nn::row_kernels();
     const auto [first, last] = team.share(heads);
     for (int64_t head = first; head < last; ++head) {
       // This head's q, k, v in qkv, as nn::split_heads lays them out (which takes
@@ -100,11 +91,11 @@ struct AttentionStep {
         std::copy(k, k + head_size, keys + position * head_size);
       } else {
         const int64_t pairs = head_size / 2;
-        nn::rope_rotate_row(q, query.data(), rope_cosines.data(), rope_sines.data(), pairs);
-        nn::rope_rotate_row(k, keys + position * head_size, rope_cosines.data(), rope_sines.data(), pairs);
+        rows.rope_rotate_row(q, query.data(), rope_cosines.data(), rope_sines.data(), pairs, 1.0f);
+        rows.rope_rotate_row(k, keys + position * head_size, rope_cosines.data(), rope_sines.data(), pairs, 1.0f);
       }
       std::copy(v, v + head_size, values + position * head_size);
-      nn::attend_one_query(query.data(), keys, values, position + 1, head_size, head_size, head_size, scores.data(),
+      rows.attend_one_query(query.data(), keys, values, position + 1, head_size, head_size, head_size, scores.data(),
                            attended + head * head_size);
     }
   }
@@ -169,7 +160,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
       layer_norm_into(block.ln_2(), x.data(), normed.data(), channels);
       linear_share(team, block.mlp().c_fc(), normed.data(), hidden.data());
       const auto [first, last] = team.share(4 * channels);  // the rows this thread just wrote
-      gelu_in_place(hidden.data() + first, last - first, config_.gelu);
+      nn::row_kernels().gelu_in_place(hidden.data() + first, last - first, config_.gelu);
       team.sync();
       add_linear_share(team, block.mlp().c_proj(), hidden.data(), branch.data(), x.data());
       team.sync();

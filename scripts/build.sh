@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of tinygpt into build/<flavour>:
-#   bash scripts/build.sh release     # -O3 -march=native, with benchmarks
+#   bash scripts/build.sh release     # -O3, AVX2 + FMA with AVX-512 kernels chosen at run time, with benchmarks
 #   bash scripts/build.sh sanitize    # AddressSanitizer + UndefinedBehaviorSanitizer, tests only
 #   bash scripts/build.sh fuzz        # clang, libFuzzer + ASan + UBSan: the harnesses of tests/fuzz/ only
 # Extra arguments are passed to `cmake --build` (e.g. --target tinygpt_cli).

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "tensor/isa.h"
+
 namespace tg {
 
 namespace {
@@ -37,13 +39,6 @@ std::optional<std::string> at_start(const std::string& name) {
   const auto found = start.find(name);
   if (found == start.end()) return std::nullopt;
   return found->second;
-}
-
-// OpenBLAS's AVX-512 kernels (SkylakeX's) need these four.
-bool cpu_has_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 
 bool is_avx512_blas_core(const std::string& core) {
@@ -82,7 +77,9 @@ void tune_process_environment(char** argv) {
 
 std::string process_environment_info() {
   const std::string marker = at_start(kMarker).value_or("");
-  std::string info = "OpenBLAS kernels " + std::string(openblas_get_corename());
+  std::string info = std::string("tinygpt kernels ") + isa_name(active_isa()) +
+                     (variable("TINYGPT_ISA") ? " (your TINYGPT_ISA)" : "") + "; OpenBLAS kernels " +
+                     openblas_get_corename();
   if (const size_t at = marker.find(kBlasReplaced); at != std::string::npos) {
     std::string replaced = marker.substr(at + std::string(kBlasReplaced).size());
     const bool asked_for = replaced.ends_with(kAskedFor);

@@ -34,9 +34,10 @@ namespace tg {
 // exec failed, which only loses the tuning); otherwise does not return.
 void tune_process_environment(char** argv);
 
-// What the settings are and who chose them, for the "threads:" line:
-// "OpenMP threads spin 500 times, then sleep (set by tinygpt); OpenBLAS kernels:
-// Cooperlake (chosen by tinygpt: the library fell back to Haswell on this AVX-512 CPU)".
+// What the settings are and who chose them, for the "threads:" line: "tinygpt
+// kernels AVX-512; OpenBLAS kernels Cooperlake (chosen by tinygpt: the library
+// picked Haswell on this AVX-512 CPU); idle threads spin 500 times, then sleep
+// (set by tinygpt)". The first is tensor/isa.h's choice.
 std::string process_environment_info();
 
 }  // namespace tg

@@ -13,7 +13,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "tensor/isa.h"
+
 namespace tg {
+// One copy per instruction set (tensor/isa.h): AVX-512 kernels inline their own.
+inline namespace TG_ISA {
 
 // exp(x) = 2^n * exp(r), with n = round(x / ln 2) and r = x - n ln 2 in [-ln2/2, ln2/2],
 // where a degree-7 polynomial (Cephes' coefficients) gives exp(r) to float precision.
@@ -59,4 +63,5 @@ inline float exp_fast(float x) {
 
 inline double exp_fast(double x) { return std::exp(x); }
 
+}  // namespace TG_ISA
 }  // namespace tg

@@ -10,6 +10,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "nn/functional/attention_kernels.h"
+#include "nn/functional/kernel_table.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -68,7 +69,7 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
   Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())
                                 : Tensor();
   visit_floating(q.dtype(), "causal_attention", [&]<class T>() {
-    attention_forward_kernel<T>(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows), y.data<T>(),
+    functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows), y.data<T>(),
                                 data_or_null<T>(weights), shape);
   });
   return record("causal_attention", {q, k, v}, y,
@@ -79,7 +80,7 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
                   Tensor dk = needs_grad[1] ? head_major_gradient(shape, shape.keys, q.dtype()) : Tensor();
                   Tensor dv = needs_grad[2] ? head_major_gradient(shape, shape.keys, q.dtype()) : Tensor();
                   visit_floating(q.dtype(), "causal_attention backward", [&]<class T>() {
-                    attention_backward_kernel<T>(dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q),
+                    functional_kernels<T>().attention_backward(dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q),
                                                  head_rows<T>(k), head_rows<T>(v), data_or_null<T>(dq),
                                                  data_or_null<T>(dk), data_or_null<T>(dv), shape);
                   });

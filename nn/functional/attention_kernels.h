@@ -41,6 +41,7 @@
 
 #include "tensor/gemm.h"
 #include "tensor/gemv.h"
+#include "tensor/isa.h"
 #include "tensor/vector_math.h"
 
 namespace tg::nn {
@@ -78,6 +79,9 @@ template <class T>
 struct HeadInputs {
   const T *q, *k, *v;
 };
+
+// One copy per instruction set (tensor/isa.h); callers outside the kernel table get the AVX2 one.
+inline namespace TG_ISA {
 
 template <class T>
 HeadInputs<T> head_inputs(const HeadRows<T>& q, const HeadRows<T>& k, const HeadRows<T>& v, int64_t b, int64_t h) {
@@ -230,4 +234,5 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
   }
 }
 
+}  // namespace TG_ISA
 }  // namespace tg::nn

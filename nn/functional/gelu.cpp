@@ -8,6 +8,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "nn/functional/gelu_kernels.h"
+#include "nn/functional/kernel_table.h"
 #include "tensor/elementwise.h"
 #include "tensor/view.h"
 
@@ -44,13 +45,13 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
   const Tensor x_contiguous = raw::contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   visit_floating(x.dtype(), name, [&]<class T>() {
-    gelu_forward_kernel<T>(x_contiguous.data<T>(), y.data<T>(), x.numel(), approximation);
+    functional_kernels<T>().gelu_forward(x_contiguous.data<T>(), y.data<T>(), x.numel(), approximation);
   });
   return record(name, {x}, y, [x = x_contiguous.detach(), approximation](const Tensor& dy, const Needs&) {
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     visit_floating(x.dtype(), "gelu backward", [&]<class T>() {
-      gelu_backward_kernel<T>(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel(), approximation);
+      functional_kernels<T>().gelu_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel(), approximation);
     });
     return Grads{dx};
   });

@@ -25,10 +25,14 @@
 #include <cstdint>
 
 #include "nn/gelu_approximation.h"
+#include "tensor/isa.h"
 #include "tensor/threads.h"
 #include "tensor/vector_math.h"
 
 namespace tg::nn {
+
+// One copy per instruction set (tensor/isa.h); callers outside the kernel table get the AVX2 one.
+inline namespace TG_ISA {
 
 // The constants of both forms (kernels and the reference composition).
 inline constexpr double kGeluSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
@@ -69,6 +73,17 @@ inline T gelu_erf_slope(T x) {
 }
 
 // x (n) -> y (n)
+// values (n) = gelu(values), on the calling thread: the fused decode step's
+// activation (models/gpt_decode.cpp), the same numbers as gelu_forward_kernel.
+inline void gelu_in_place(float* values, int64_t count, GeluApproximation approximation) {
+  if (approximation == GeluApproximation::Tanh) {
+#pragma omp simd
+    for (int64_t i = 0; i < count; ++i) values[i] = gelu_tanh_value(values[i]);
+  } else {
+    for (int64_t i = 0; i < count; ++i) values[i] = gelu_erf_value(values[i]);
+  }
+}
+
 template <class T>
 void gelu_forward_kernel(const T* x, T* y, int64_t count, GeluApproximation approximation) {
   if (approximation == GeluApproximation::Tanh) {
@@ -92,4 +107,5 @@ void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApp
   }
 }
 
+}  // namespace TG_ISA
 }  // namespace tg::nn

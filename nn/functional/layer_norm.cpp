@@ -7,6 +7,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "nn/functional/layer_norm_kernels.h"
+#include "nn/functional/kernel_table.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -36,7 +37,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   Tensor mean = Tensor::empty({rows}, x.dtype());
   Tensor rstd = Tensor::empty({rows}, x.dtype());
   visit_floating(x.dtype(), "layer_norm", [&]<class T>() {
-    layer_norm_forward_kernel<T>(x_contiguous.data<T>(), weight_contiguous.data<T>(), bias_contiguous.data<T>(),
+    functional_kernels<T>().layer_norm_forward(x_contiguous.data<T>(), weight_contiguous.data<T>(), bias_contiguous.data<T>(),
                                  y.data<T>(), mean.data<T>(), rstd.data<T>(), rows, channels, eps);
   });
   return record("layer_norm", {x, weight, bias}, y,
@@ -47,7 +48,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                   Tensor dweight = needs_grad[1] ? Tensor::empty({channels}, x.dtype()) : Tensor();
                   Tensor dbias = needs_grad[2] ? Tensor::empty({channels}, x.dtype()) : Tensor();
                   visit_floating(x.dtype(), "layer_norm backward", [&]<class T>() {
-                    layer_norm_backward_kernel<T>(dy_contiguous.data<T>(), x.data<T>(), weight.data<T>(),
+                    functional_kernels<T>().layer_norm_backward(dy_contiguous.data<T>(), x.data<T>(), weight.data<T>(),
                                                   mean.data<T>(), rstd.data<T>(), dx.defined() ? dx.data<T>() : nullptr,
                                                   dweight.defined() ? dweight.data<T>() : nullptr,
                                                   dbias.defined() ? dbias.data<T>() : nullptr, rows, channels);

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensor/isa.h"
 #include "tensor/threads.h"
 
 namespace tg::nn {
@@ -33,6 +34,9 @@ template <class T>
 struct RowMoments {
   T mean, rstd;  // rstd = 1 / sqrt(var + eps)
 };
+
+// One copy per instruction set (tensor/isa.h); callers outside the kernel table get the AVX2 one.
+inline namespace TG_ISA {
 
 // One row forward: x (C) -> y (C), returning its mean and rstd. The kernel
 // under layer_norm, and the fused decode step's (models/gpt_decode.cpp): same numbers.
@@ -138,4 +142,5 @@ void layer_norm_backward_kernel(const T* dy, const T* x, const T* weight, const 
   }
 }
 
+}  // namespace TG_ISA
 }  // namespace tg::nn

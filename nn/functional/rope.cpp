@@ -8,6 +8,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "nn/functional/rope_kernels.h"
+#include "nn/functional/kernel_table.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -28,7 +29,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosines, sines;
     rope_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
-    rope_kernel<T>(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
+    functional_kernels<T>().rope(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
   });
   return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const Needs&) {
     const Tensor dy_rows = dy.stride(3) == 1 ? dy : raw::contiguous(dy);
@@ -36,7 +37,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
     visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
       std::vector<T> cosines, sines;
       rope_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
-      rope_kernel<T>(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
+      functional_kernels<T>().rope(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
     });
     return Grads{dx};
   });

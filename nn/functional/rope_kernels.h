@@ -22,9 +22,12 @@
 #include <vector>
 
 #include "tensor/shape.h"
+#include "tensor/isa.h"
 #include "tensor/threads.h"
 
 namespace tg::nn {
+// One copy per instruction set (tensor/isa.h).
+inline namespace TG_ISA {
 
 // The angle by which channel pair i of a head of size HS turns at a position:
 // position * base^(-2i / HS).
@@ -82,4 +85,5 @@ void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape,
   }
 }
 
+}  // namespace TG_ISA
 }  // namespace tg::nn

@@ -27,9 +27,11 @@ expect_line "user's wait policy" "idle threads follow your OMP_WAIT_POLICY=PASSI
 expect_line "user's spin count" "idle threads spin 7 times, then sleep (your GOMP_SPINCOUNT)" "$(runtime_line GOMP_SPINCOUNT=7)"
 expect_line "all kept" "idle threads spin 300000 times, then sleep (libgomp's default)" "$(runtime_line TINYGPT_ENVIRONMENT=keep)"
 
-# OpenBLAS's AVX-512 kernels need AVX512 F, BW, VL and DQ.
+# OpenBLAS's AVX-512 kernels, and tinygpt's, need AVX512 F, BW, VL and DQ.
 flags=$(grep -m1 "^flags" /proc/cpuinfo)
 if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512vl "* && $flags == *" avx512dq "* ]]; then
+  expect_line "AVX-512 kernels" "tinygpt kernels AVX-512;" "$(runtime_line)"
+  expect_line "AVX2 kernels asked for" "tinygpt kernels AVX2 (your TINYGPT_ISA);" "$(runtime_line TINYGPT_ISA=avx2)"
   expected_core=SkylakeX
   [[ $flags == *" avx512_bf16 "* ]] && expected_core=Cooperlake
   expect_line "told Haswell on AVX-512" \
@@ -40,9 +42,15 @@ if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512
   runtime_line | grep -qE "OpenBLAS kernels (SkylakeX|Cooperlake|SapphireRapids)" ||
     fail "AVX-512 CPU without AVX-512 kernels: $(runtime_line)"
 else
+  expect_line "AVX2 kernels" "tinygpt kernels AVX2;" "$(runtime_line)"
+  expect_exit "AVX-512 asked for on an AVX2 CPU" 1 "TINYGPT_ISA=avx512, but this CPU lacks AVX-512" \
+    env TINYGPT_ISA=avx512 "$tinygpt" --version
   expect_line "AVX2 CPU keeps Haswell" "OpenBLAS kernels Haswell (your OPENBLAS_CORETYPE)" \
     "$(runtime_line OPENBLAS_CORETYPE=Haswell)"
 fi
+
+expect_exit "unknown instruction set" 1 "TINYGPT_ISA must be avx2 or avx512, got 'avx3'" \
+  env TINYGPT_ISA=avx3 "$tinygpt" --version
 
 # The second start keeps the arguments, the exit codes and standard input.
 expect_exit "usage error after the restart" 2 "--tokens must be an integer from 1 to 1000000, got abc" \

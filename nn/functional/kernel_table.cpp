@@ -1,0 +1,28 @@
+// Compiled twice (nn/functional/CMakeLists.txt): for AVX2, where TG_ISA is
+// isa_avx2, and for AVX-512, where it is isa_avx512. Each compilation
+// instantiates the kernels in its own namespace and fills that namespace's tables.
+#include "nn/functional/kernel_table.h"
+
+#include "nn/functional/attention_kernels.h"
+#include "nn/functional/gelu_kernels.h"
+#include "nn/functional/layer_norm_kernels.h"
+#include "nn/functional/rope_kernels.h"
+
+namespace tg::nn::TG_ISA {
+
+namespace {
+
+template <class T>
+constexpr FunctionalKernels<T> kernels_of() {
+  return {&layer_norm_forward_kernel<T>, &layer_norm_backward_kernel<T>, &gelu_forward_kernel<T>,
+          &gelu_backward_kernel<T>,      &attention_forward_kernel<T>,   &attention_backward_kernel<T>,
+          &rope_kernel<T>};
+}
+
+}  // namespace
+
+const FunctionalKernels<float> kFloatKernels = kernels_of<float>();
+const FunctionalKernels<double> kDoubleKernels = kernels_of<double>();
+const RowKernels kRowKernels = {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query};
+
+}  // namespace tg::nn::TG_ISA

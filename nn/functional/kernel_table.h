@@ -1,0 +1,76 @@
+// The fused kernels of nn/functional, one table of entry points per
+// instruction set (tensor/isa.h): kernel_table.cpp is compiled once for AVX2
+// and once for AVX-512, each copy filling its own tables, and the ops call
+//
+//   functional_kernels<T>().layer_norm_forward(x, weight, bias, y, mean, rstd, rows, channels, eps);
+//
+// which picks the copy for this CPU (TINYGPT_ISA=avx2 forces the AVX2 one).
+// The kernels themselves, with their shapes and formulas, are in
+// layer_norm_kernels.h, gelu_kernels.h, attention_kernels.h and rope_kernels.h.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "nn/functional/attention_kernels.h"
+#include "nn/functional/layer_norm_kernels.h"
+#include "nn/gelu_approximation.h"
+#include "tensor/isa.h"
+#include "tensor/shape.h"
+
+namespace tg::nn {
+
+template <class T>
+struct FunctionalKernels {
+  void (*layer_norm_forward)(const T* x, const T* weight, const T* bias, T* y, T* mean, T* rstd, int64_t rows,
+                             int64_t channels, double eps);
+  void (*layer_norm_backward)(const T* dy, const T* x, const T* weight, const T* mean, const T* rstd, T* dx,
+                              T* dweight, T* dbias, int64_t rows, int64_t channels);
+  void (*gelu_forward)(const T* x, T* y, int64_t count, GeluApproximation approximation);
+  void (*gelu_backward)(const T* dy, const T* x, T* dx, int64_t count, GeluApproximation approximation);
+  void (*attention_forward)(const HeadRows<T>& q, const HeadRows<T>& k, const HeadRows<T>& v, T* y, T* weights,
+                            const AttentionShape& shape);
+  void (*attention_backward)(const T* dy, const T* weights, const HeadRows<T>& q, const HeadRows<T>& k,
+                             const HeadRows<T>& v, T* dq, T* dk, T* dv, const AttentionShape& shape);
+  void (*rope)(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
+               const std::vector<T>& sines, T direction);
+};
+
+// The one-row pieces of those kernels that the fused decode step
+// (models/gpt_decode.cpp) calls itself; taking them from the same copy keeps
+// its logits equal to the module-by-module step's, bit for bit.
+struct RowKernels {
+  RowMoments<float> (*layer_norm_row)(const float* x, const float* weight, const float* bias, float* y,
+                                      int64_t channels, double eps);
+  void (*gelu_in_place)(float* values, int64_t count, GeluApproximation approximation);
+  void (*rope_rotate_row)(const float* x, float* y, const float* cosines, const float* sines, int64_t pairs,
+                          float direction);
+  void (*attend_one_query)(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
+                           int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y);
+};
+
+// Each copy's tables (kernel_table.cpp).
+namespace isa_avx2 {
+extern const FunctionalKernels<float> kFloatKernels;
+extern const FunctionalKernels<double> kDoubleKernels;
+extern const RowKernels kRowKernels;
+}  // namespace isa_avx2
+namespace isa_avx512 {
+extern const FunctionalKernels<float> kFloatKernels;
+extern const FunctionalKernels<double> kDoubleKernels;
+extern const RowKernels kRowKernels;
+}  // namespace isa_avx512
+
+// The copy of instruction set `isa`, or by default the one in use.
+template <class T>
+const FunctionalKernels<T>& functional_kernels(Isa isa = active_isa()) {
+  if constexpr (std::is_same_v<T, float>)
+    return isa == Isa::avx512 ? isa_avx512::kFloatKernels : isa_avx2::kFloatKernels;
+  else
+    return isa == Isa::avx512 ? isa_avx512::kDoubleKernels : isa_avx2::kDoubleKernels;
+}
+
+inline const RowKernels& row_kernels(Isa isa = active_isa()) {
+  return isa == Isa::avx512 ? isa_avx512::kRowKernels : isa_avx2::kRowKernels;
+}
+
+}  // namespace tg::nn
