@@ -7,6 +7,7 @@
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg {
@@ -41,6 +42,7 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
         dtype_name(output.dtype()));
 
   NoGradGuard no_grad;  // backward computes with raw kernels; nothing it does is recorded
+  ProfilePassScope pass(ProfilePass::backward);
   if (output.is_leaf()) {
     accumulate_into_leaf(output, seed);
     return;

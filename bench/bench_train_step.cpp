@@ -1,12 +1,15 @@
 // One training step of a GPT, timed: forward, backward, AdamW (no clipping), on
 // a random batch, as bench/torch_reference.py does the same step in PyTorch.
 //
-//   bench_train_step --config cpu-small --batch 4 --block 64 --iters 20 [--threads 2]
+//   bench_train_step --config cpu-small --batch 4 --block 64 --iters 20 [--threads 2] [--profile]
 //
 // Prints one JSON line: the config, parameters, median and mean ms per step,
 // tokens/s, the peak resident memory of this process (getrusage's max RSS,
 // so run one config per process: bench/run_train_vs_torch.sh does), the page
 // faults per timed step (memory mapped afresh) and the thread and BLAS settings.
+// --profile times the op families of the timed steps and prints the table of
+// tinygpt train --profile (inspect/profile_table.h) on stderr, so stdout stays
+// the one JSON line; the steps then include the profiler's clock reads.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/backward.h"
+#include "inspect/profile_table.h"
 #include "models/gpt.h"
 #include "nn/optim/adamw.h"
 #include "nn/parameter_arena.h"
@@ -51,12 +55,14 @@ int main(int argc, char** argv) {
   std::string preset = "cpu-small";
   int64_t batch = 4, block = 64, iters = 20, warmup = 3;
   int threads = 0;
+  bool profile = false;
   app.add_option("--config", preset, "Preset: cpu-small, baby, gpt2")->capture_default_str();
   app.add_option("--batch", batch, "B")->capture_default_str();
   app.add_option("--block", block, "T: tokens per row")->capture_default_str();
   app.add_option("--iters", iters, "Timed steps")->capture_default_str();
   app.add_option("--warmup", warmup, "Untimed steps first")->capture_default_str();
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
+  app.add_flag("--profile", profile, "Print where the timed steps' time goes, by op family, on stderr");
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
@@ -79,9 +85,12 @@ int main(int argc, char** argv) {
     for (int64_t step = 0; step < warmup + iters; ++step) {
       if (step == warmup) faults_before_timed_steps = minor_page_faults();
       const auto started = std::chrono::steady_clock::now();
-      arena.zero_grad();
-      tg::backward(model.loss(inputs, targets));
-      optimizer.step();
+      {
+        const tg::ProfiledStep profiled(profile && step >= warmup);
+        arena.zero_grad();
+        tg::backward(model.loss(inputs, targets));
+        optimizer.step();
+      }
       const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - started;
       if (step >= warmup) milliseconds.push_back(elapsed.count());
     }
@@ -102,6 +111,15 @@ int main(int argc, char** argv) {
                              {"page_faults_per_step", static_cast<double>(minor_page_faults() - faults_before_timed_steps) /
                                                           static_cast<double>(iters)},
                              {"runtime", tg::process_environment_info()}};
+    if (profile) {  // the GEMM bound too: the step's matrix-product FLOPs at this machine's sgemm speed
+      const tg::ProfileRecord record = tg::profile_record();
+      const tg::inspect::SgemmSpeed sgemm = tg::inspect::measure_sgemm(record.largest_gemm);
+      const double flops_per_step = record.flops() / static_cast<double>(record.steps);
+      result["matrix_gflop_per_step"] = flops_per_step / 1e9;
+      result["sgemm_gflops"] = sgemm.gflops;
+      result["gemm_bound_ms"] = flops_per_step / sgemm.gflops / 1e6;
+      tg::inspect::print_profile_table(std::cerr, record, sgemm);
+    }
     std::cout << result.dump() << std::endl;
   } catch (const std::exception& error) {
     std::cerr << "bench_train_step: error: " << error.what() << "\n";

@@ -31,6 +31,7 @@
 #include "cli/data_paths.h"
 #include "cli/model_source.h"
 #include "distributed/job.h"
+#include "inspect/profile_table.h"
 #include "models/checkpoint.h"
 #include "models/data.h"
 #include "models/hf_gpt2.h"
@@ -54,6 +55,7 @@ struct TrainArguments {
   std::string log;
   bool resume = false;
   bool checkpoint_activations = false;
+  bool profile = false;
   int threads = 0;
   TrainSettings settings;
   // Model overrides of the preset (applied only when given).
@@ -195,6 +197,16 @@ TrainingData training_data(const CLI::App& command, const TrainArguments& argume
   return data;
 }
 
+// --profile's table, or why there is none: the first step of a session is a warm-up, not profiled.
+void print_profile(std::ostream& out, const ProfileRecord& profile) {
+  if (profile.steps == 0) {
+    out << "note: --profile skips the first step of a run (a warm-up), and this run had no other: nothing to show\n";
+    return;
+  }
+  out << "\n";
+  inspect::print_profile_table(out, profile, inspect::measure_sgemm(profile.largest_gemm));
+}
+
 // The model --init-from names: a Hugging Face GPT-2 directory or a tinygpt checkpoint (file or run directory).
 LoadedModel initial_model(const TrainArguments& arguments) {
   ModelSourceArguments source;
@@ -297,6 +309,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   outputs.out_dir = arguments.out;
   outputs.metrics_path = arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
   outputs.progress_is_terminal = isatty(STDERR_FILENO) == 1;
+  outputs.profile = arguments.profile;
   const auto started = std::chrono::steady_clock::now();
   const TrainResult result = run->train(outputs, out);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
@@ -305,6 +318,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
                 static_cast<long long>(result.steps), elapsed.count(), result.best_val_loss,
                 std::exp(result.best_val_loss));
   out << summary << "\n";
+  if (arguments.profile && job.is_root()) print_profile(out, result.profile);
 }
 
 }  // namespace
@@ -328,6 +342,9 @@ void add_train_command(CLI::App& app) {
   command->add_flag("--checkpoint-activations", arguments->checkpoint_activations,
                     "Keep only each block's input in the forward and recompute the rest in the backward: "
                     "less memory, more time, the same numbers");
+  command->add_flag("--profile", arguments->profile,
+                    "Time every op family of each step after the first and print a table at the end: ms per step, "
+                    "share, GFLOP/s or GB/s, and the step against its GEMM bound (docs/training.md)");
   command->add_option("--log", arguments->log, "JSON Lines metrics file (default: DIR/metrics.jsonl)");
   command->add_option("--layers", arguments->layers, "Override the preset's number of layers")->check(positive_integer());
   command->add_option("--heads", arguments->heads, "Override the preset's attention heads")->check(positive_integer());

@@ -37,8 +37,10 @@ GPT::GPT(const GPTConfig& config, uint64_t seed, DType dtype, bool initialize)
   for (int64_t layer = 0; layer < config.n_layer; ++layer)
     blocks_.push_back(blocks->append(std::make_shared<nn::Block>(options, dropout_generator_)));
   ln_f_ = register_module("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd, config.bias, config.layer_norm_eps, dtype));
-  if (!config.tie_embeddings)
+  if (!config.tie_embeddings) {
     lm_head_ = register_module("lm_head", std::make_shared<nn::Linear>(config.n_embd, config.vocab_size, false, dtype));
+    lm_head_->set_profile_role("lm_head");
+  }
   if (initialize) initialize_parameters(seed);
 }
 
@@ -82,7 +84,7 @@ Tensor GPT::embed(const Tensor& ids, int64_t offset) const {
 Tensor GPT::logits_rows(const Tensor& x) const {
   const Tensor rows = view(ln_f_->forward(x), {-1, config_.n_embd});  // (B*T, C), a view
   if (lm_head_) return lm_head_->forward(rows);                       // (B*T, V)
-  return matmul(rows, transpose(wte_->weight(), 0, 1));              // (B*T, C) @ (C, V): BLAS transpose flag
+  return matmul(rows, transpose(wte_->weight(), 0, 1), "lm_head");    // (B*T, C) @ (C, V): BLAS transpose flag
 }
 
 Tensor GPT::logits(const Tensor& x, LogitPositions positions) const {

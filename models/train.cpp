@@ -339,6 +339,7 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
 
   TrainResult result;
   result.last_val_loss = std::numeric_limits<double>::quiet_NaN();
+  if (outputs.profile) reset_profile();
   // A resumed run starts at a step whose evaluation (if it had one) ran before the checkpoint was written.
   bool skip_evaluation = resumed;
   model_->train();
@@ -364,7 +365,12 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
     skip_evaluation = false;
     if (step >= end) break;
     const auto started = std::chrono::steady_clock::now();
-    const double loss = train_step();
+    double loss = 0;
+    {
+      // The session's first step warms up (buffers first allocated, BLAS's threads started): not profiled.
+      const ProfiledStep profiled(outputs.profile && !result.step_losses.empty());
+      loss = train_step();
+    }
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
     result.step_losses.push_back(loss);
     log.step({header_.step, settings.iters, loss, schedule_.at(step), last_grad_norm_, elapsed.count(),
@@ -377,6 +383,7 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
            (root && fs::exists(best_path) ? ", " + best_path + " (best val loss)" : ""));
   result.steps = header_.step;
   result.best_val_loss = header_.best_val_loss;
+  if (outputs.profile) result.profile = profile_record();
   return result;
 }
 

@@ -50,6 +50,7 @@
 #include "nn/optim/adamw.h"
 #include "nn/optim/schedule.h"
 #include "nn/parameter_arena.h"
+#include "tensor/profile.h"
 
 namespace tg {
 
@@ -60,6 +61,9 @@ struct TrainOutputs {
   // Stop after this many steps in total, writing DIR/model.safetensors, as if the
   // run had been interrupted there (-1: run to settings.iters). Tests use it.
   int64_t stop_after = -1;
+  // Profile every step of this session but the first, a warm-up (tensor/profile.h):
+  // TrainResult::profile. Evaluations and checkpoints are not part of a step.
+  bool profile = false;
 };
 
 struct TrainResult {
@@ -67,6 +71,7 @@ struct TrainResult {
   std::vector<double> step_losses;  // the training loss of each step of this session
   double best_val_loss = 0;
   double last_val_loss = 0;         // of the last evaluation (NaN if there was none in this session)
+  ProfileRecord profile;            // with TrainOutputs::profile; no steps without it
 };
 
 struct Evaluation {

@@ -27,6 +27,8 @@ CausalSelfAttention::CausalSelfAttention(const TransformerOptions& options, std:
   qkv_ = register_module("qkv", std::make_shared<Linear>(channels, 3 * channels, options.bias, options.dtype));
   c_proj_ = register_module("c_proj", std::make_shared<Linear>(channels, channels, options.bias, options.dtype));
   dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, std::move(dropout_generator)));
+  qkv_->set_profile_role("attn.qkv");
+  c_proj_->set_profile_role("attn.c_proj");
 }
 
 void CausalSelfAttention::check_input(const Tensor& x) const {

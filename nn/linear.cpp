@@ -12,19 +12,19 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   if (bias) bias_ = register_parameter("bias", zeros({out_features}, dtype));
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role) {
   const int64_t in_features = weight.size(1);
   check(x.dim() >= 1 && x.size(-1) == in_features, "Linear: input of shape ", x.shape(), " needs a last dim of ",
         in_features);
   Shape out_shape = x.shape();
   out_shape.back() = weight.size(0);
   const Tensor rows = x.dim() == 2 ? x : reshape(x, {-1, in_features});  // (N, in), a view when x allows
-  Tensor y = matmul(rows, transpose(weight, 0, 1));                      // (N, in) @ (in, out) -> (N, out)
+  Tensor y = matmul(rows, transpose(weight, 0, 1), profile_role);        // (N, in) @ (in, out) -> (N, out)
   if (bias.defined()) y = add(y, bias);                                  // (N, out) + (out)
   return x.dim() == 2 ? y : view(y, out_shape);                          // (..., out)
 }
 
-Tensor Linear::forward(const Tensor& x) const { return linear(x, weight_, bias_); }
+Tensor Linear::forward(const Tensor& x) const { return linear(x, weight_, bias_, profile_role_); }
 
 std::string Linear::describe() const {
   return "Linear(in=" + std::to_string(in_features_) + ", out=" + std::to_string(out_features_) +

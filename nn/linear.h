@@ -9,14 +9,18 @@
 //
 // Parameters start at zero: initialise them with nn/init.h (the GPT does, by
 // parameter role, in one pass).
+//
+// The module that owns a Linear names what it is for (set_profile_role("mlp.c_fc")):
+// the profile's GEMM rows of its forward and backward products (tensor/profile.h).
 #pragma once
 #include "nn/module.h"
 
 namespace tg::nn {
 
 // The function the module applies, for callers holding the tensors themselves
-// (the walk-through reads parameters by name). bias may be undefined.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// (the walk-through reads parameters by name). bias may be undefined;
+// profile_role as in tg::matmul (autograd/matmul_op.h).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role = nullptr);
 
 class Linear : public Module {
  public:
@@ -29,10 +33,13 @@ class Linear : public Module {
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
   std::string describe() const override;
+  // role: a string literal ("attn.qkv"), or nullptr for the "unlabelled" GEMM rows.
+  void set_profile_role(const char* role) { profile_role_ = role; }
 
  private:
   int64_t in_features_, out_features_;
   Tensor weight_, bias_;
+  const char* profile_role_ = nullptr;
 };
 
 }  // namespace tg::nn

@@ -9,6 +9,8 @@ MLP::MLP(const TransformerOptions& options, std::shared_ptr<Generator> dropout_g
   gelu_ = register_module("gelu", std::make_shared<GELU>(options.gelu));
   c_proj_ = register_module("c_proj", std::make_shared<Linear>(hidden, channels, options.bias, options.dtype));
   dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, std::move(dropout_generator)));
+  c_fc_->set_profile_role("mlp.c_fc");
+  c_proj_->set_profile_role("mlp.c_proj");
 }
 
 Tensor MLP::forward(const Tensor& x) const {

@@ -1,6 +1,7 @@
 #include "nn/parameter_arena.h"
 
 #include "tensor/factory.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -27,6 +28,9 @@ std::vector<int64_t> ParameterArena::offsets() const {
   return offsets;
 }
 
-void ParameterArena::zero_grad() { fill_(grads_, 0); }
+void ParameterArena::zero_grad() {
+  ProfilePassScope pass(ProfilePass::update);
+  fill_(grads_, 0);
+}
 
 }  // namespace tg::nn

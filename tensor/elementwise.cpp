@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tensor/factory.h"
+#include "tensor/profile.h"
 #include "tensor/strided_loop.h"
 #include "tensor/vector_math.h"
 #include "tensor/view.h"
@@ -18,9 +19,11 @@ template <class In, class Out, class Fn>
 Tensor binary(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
   check(a.dtype() == b.dtype(), op, ": dtypes ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()),
         " differ (shapes ", a.shape(), " and ", b.shape(), ")");
+  ProfileScope scope(ProfileFamily::elementwise);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
   const Tensor left = expand(a, shape), right = expand(b, shape);
   Tensor out = Tensor::empty(shape, dtype_of<Out>());
+  scope.add_bytes_of(a, b, out);
   const In* left_data = left.data<In>();
   const In* right_data = right.data<In>();
   Out* out_data = out.data<Out>();
@@ -46,7 +49,9 @@ Tensor binary(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
 
 template <class In, class Out, class Fn>
 Tensor unary(const Tensor& x, Fn fn) {
+  ProfileScope scope(ProfileFamily::elementwise);
   Tensor out = Tensor::empty(x.shape(), dtype_of<Out>());
+  scope.add_bytes_of(x, out);
   const In* in_data = x.data<In>();
   Out* out_data = out.data<Out>();
   StridedLoop<2>(x.shape(), {out.strides(), x.strides()}).run([&](const auto& offsets, int64_t count, const auto& steps) {
@@ -122,8 +127,10 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   check(condition.dtype() == DType::Bool, "where: condition must be bool, got ", dtype_name(condition.dtype()));
   check(a.dtype() == b.dtype(), "where: dtypes ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()), " differ");
   const Shape shape = broadcast_shapes(broadcast_shapes(condition.shape(), a.shape(), "where"), b.shape(), "where");
+  ProfileScope scope(ProfileFamily::elementwise);
   const Tensor mask = expand(condition, shape), left = expand(a, shape), right = expand(b, shape);
   Tensor out = Tensor::empty(shape, a.dtype());
+  scope.add_bytes_of(condition, a, b, out);
   visit_any(a.dtype(), [&]<class T>() {
     const bool* m = mask.data<bool>();
     const T* x = left.data<T>();
@@ -151,6 +158,8 @@ void add_(const Tensor& dst, const Tensor& src) {
   check(dst.dtype() == src.dtype(), "add_: dtypes ", dtype_name(dst.dtype()), " and ", dtype_name(src.dtype()), " differ");
   check(broadcast_shapes(dst.shape(), src.shape(), "add_") == dst.shape(), "add_: shape ", src.shape(),
         " does not broadcast to the destination's shape ", dst.shape());
+  ProfileScope scope(ProfileFamily::elementwise);
+  scope.add_bytes_of(dst, dst, src);  // dst read and written
   const Tensor source = expand(src, dst.shape());
   visit_numeric(dst.dtype(), "add_", [&]<class T>() {
     T* out = dst.data<T>();
@@ -168,6 +177,8 @@ void add_(const Tensor& dst, const Tensor& src) {
 }
 
 void mul_(const Tensor& dst, double factor) {
+  ProfileScope scope(ProfileFamily::elementwise);
+  scope.add_bytes_of(dst, dst);  // read and written
   visit_floating(dst.dtype(), "mul_", [&]<class T>() {
     T* out = dst.data<T>();
     const T scale = static_cast<T>(factor);

@@ -2,11 +2,14 @@
 
 #include <cmath>
 
+#include "tensor/profile.h"
 #include "tensor/strided_loop.h"
 
 namespace tg {
 
 void fill_(const Tensor& out, double value) {
+  ProfileScope scope(ProfileFamily::elementwise);
+  scope.add_bytes_of(out);
   visit_any(out.dtype(), [&]<class T>() {
     T* base = out.data<T>();
     const T filler = static_cast<T>(value);

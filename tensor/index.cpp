@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tensor/factory.h"
+#include "tensor/profile.h"
 #include "tensor/strided_loop.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
@@ -211,6 +212,7 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
 }
 
 Tensor embedding(const Tensor& table, const Tensor& ids) {
+  ProfileScope scope(ProfileFamily::embedding);
   check(table.dim() == 2, "embedding: table must be 2-D (V, C), got shape ", table.shape());
   const int64_t vocab_size = table.size(0);
   const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding", kIdWords,
@@ -218,10 +220,13 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
                                               shape_str(table.shape()) + ")");
   Shape out_shape = ids.shape();  // ids (...) -> (..., C)
   out_shape.push_back(table.size(1));
-  return view(select_along(table, 0, view(flat_ids, {-1})), out_shape);
+  const Tensor rows = select_along(table, 0, view(flat_ids, {-1}));  // (N, C)
+  scope.add_bytes_of(ids, rows, rows);  // each row read from the table and written
+  return view(rows, out_shape);
 }
 
 Tensor embedding_backward(int64_t vocab_size, const Tensor& ids, const Tensor& grad_rows) {
+  ProfileScope scope(ProfileFamily::embedding);
   check(grad_rows.dim() == ids.dim() + 1, "embedding_backward: gradient of shape ", grad_rows.shape(),
         " does not match ids of shape ", ids.shape(), " (expected ids.shape + (C,))");
   const int64_t channels = grad_rows.size(-1);
@@ -232,7 +237,9 @@ Tensor embedding_backward(int64_t vocab_size, const Tensor& ids, const Tensor& g
   const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding_backward", kIdWords,
                                           "a vocabulary of " + std::to_string(vocab_size) + " rows");
   // (N, C) rows added into the (V, C) table gradient: repeated ids accumulate.
-  return add_along({vocab_size, channels}, 0, view(flat_ids, {-1}), reshape(grad_rows, {-1, channels}));
+  const Tensor table_grad = add_along({vocab_size, channels}, 0, view(flat_ids, {-1}), reshape(grad_rows, {-1, channels}));
+  scope.add_bytes_of(ids, grad_rows, table_grad);
+  return table_grad;
 }
 
 }  // namespace tg::raw

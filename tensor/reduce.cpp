@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensor/profile.h"
 #include "tensor/strided_loop.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
@@ -248,8 +249,10 @@ std::pair<T, int64_t> contiguous_line_max(const T* x, int64_t n) {
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  ProfileScope scope(ProfileFamily::reduce);
   const ReductionPlan plan = plan_reduction(x, dims, keepdim, "sum");
   Tensor out = Tensor::empty(plan.out_shape, x.dtype());
+  scope.add_bytes_of(x, out);
   visit_numeric(x.dtype(), "sum", [&]<class T>() {
     using Acc = Accumulator<T>;
     T* result = out.data<T>();
@@ -260,8 +263,10 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  ProfileScope scope(ProfileFamily::reduce);
   const ReductionPlan plan = plan_reduction(x, dims, keepdim, "mean");
   Tensor out = Tensor::empty(plan.out_shape, x.dtype());
+  scope.add_bytes_of(x, out);
   visit_floating(x.dtype(), "mean", [&]<class T>() {
     T* result = out.data<T>();
     const double count = static_cast<double>(plan.count);  // 0 for an empty reduction: 0 / 0 = NaN
@@ -275,8 +280,10 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 // Unlike the one-pass E[x^2] - E[x]^2 this does not cancel catastrophically
 // when the mean is large compared with the spread.
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
+  ProfileScope scope(ProfileFamily::reduce);
   const ReductionPlan plan = plan_reduction(x, dims, keepdim, "var");
   Tensor out = Tensor::empty(plan.out_shape, x.dtype());
+  scope.add_bytes_of(x, out);
   visit_floating(x.dtype(), "var", [&]<class T>() {
     T* result = out.data<T>();
     const T* data = x.data<T>();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensor/error.h"
+#include "tensor/profile.h"
 
 namespace tg {
 
@@ -174,6 +175,8 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
   // a huge page cannot wrap around to a small buffer.
   check(bytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "allocate: ", bytes,
         " bytes is more than INT64_MAX");
+  ProfileScope scope(ProfileFamily::allocation);
+  scope.add_bytes(static_cast<double>(bytes));
   return std::shared_ptr<Storage>(new Storage(buffer_cache().take(rounded_size(bytes)), bytes));
 }
 
@@ -185,6 +188,7 @@ std::shared_ptr<Storage> Storage::adopt(void* data, size_t bytes, std::function<
 }
 
 Storage::~Storage() {
+  ProfileScope scope(ProfileFamily::free);
   if (release_)
     release_();
   else

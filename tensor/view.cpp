@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tensor/profile.h"
 #include "tensor/strided_loop.h"
 
 namespace tg::raw {
@@ -205,6 +206,8 @@ Tensor expand(const Tensor& x, const Shape& shape) {
 }
 
 void copy_(const Tensor& dst, const Tensor& src) {
+  ProfileScope scope(ProfileFamily::copy);
+  scope.add_bytes_of(dst, src);
   const Tensor source = expand(src, dst.shape());
   visit_any(dst.dtype(), [&]<class Out>() {
     visit_any(src.dtype(), [&]<class In>() {

@@ -5,12 +5,15 @@
 #include <cmath>
 
 #include "tensor/error.h"
+#include "tensor/profile.h"
 #include "tensor/threads.h"
 
 namespace tg::nn {
 
 void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWHyperparameters& hyperparameters,
                 int64_t step) {
+  ProfileScope scope(ProfileFamily::adamw);
+  scope.add_bytes(7.0 * static_cast<double>(count) * sizeof(float));  // reads p, g, m, v; writes p, m, v
   check(step >= 1, "adamw_step: step is 1-based, got ", step);
   check(count >= 0, "adamw_step: count must be non-negative, got ", count);
   check(hyperparameters.beta1 >= 0 && hyperparameters.beta1 < 1 && hyperparameters.beta2 >= 0 && hyperparameters.beta2 < 1,

@@ -11,6 +11,7 @@
 #include "autograd/ops.h"
 #include "nn/functional/attention_kernels.h"
 #include "nn/functional/kernel_table.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -61,6 +62,7 @@ Tensor head_major_gradient(const AttentionShape& shape, int64_t positions, DType
 }  // namespace
 
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+  ProfileScope scope(ProfileFamily::attention);
   const AttentionShape shape = check_arguments("causal_attention", q, k, v);
   const Tensor q_rows = blas_readable_head_rows(q), k_rows = blas_readable_head_rows(k);
   const Tensor v_rows = blas_readable_head_rows(v);
@@ -72,9 +74,11 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
     functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows), y.data<T>(),
                                 data_or_null<T>(weights), shape);
   });
+  scope.add_flops(2 * 2 * attention_block_multiply_adds(shape));  // scores and y
   return record("causal_attention", {q, k, v}, y,
                 [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape](
                     const Tensor& dy, const Needs& needs_grad) {
+                  ProfileScope scope(ProfileFamily::attention);
                   const Tensor dy_contiguous = raw::contiguous(dy);
                   Tensor dq = needs_grad[0] ? head_major_gradient(shape, shape.queries, q.dtype()) : Tensor();
                   Tensor dk = needs_grad[1] ? head_major_gradient(shape, shape.keys, q.dtype()) : Tensor();
@@ -84,6 +88,9 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
                                                  head_rows<T>(k), head_rows<T>(v), data_or_null<T>(dq),
                                                  data_or_null<T>(dk), data_or_null<T>(dv), shape);
                   });
+                  const int products = (needs_grad[2] ? 1 : 0) + (needs_grad[0] || needs_grad[1] ? 1 : 0) +
+                                       (needs_grad[0] ? 1 : 0) + (needs_grad[1] ? 1 : 0);  // dv, dP, dq, dk
+                  scope.add_flops(2.0 * products * attention_block_multiply_adds(shape));
                   return Grads{dq, dk, dv};
                 });
 }

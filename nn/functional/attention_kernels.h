@@ -65,6 +65,19 @@ struct AttentionShape {
   }
 };
 
+// The multiply-adds of one of the block products above (q_block @ k^T, say),
+// summed over every head and query block: rows * visible_end * HS each. The
+// forward makes 2 such products, the backward 4 (dv, dP, dq, dk), at 2 FLOPs
+// per multiply-add (the profile's attention rows, tensor/profile.h).
+inline double attention_block_multiply_adds(const AttentionShape& shape) {
+  double per_head = 0;
+  for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
+    const int64_t rows = std::min(kQueryBlock, shape.queries - first);
+    per_head += static_cast<double>(rows) * static_cast<double>(shape.offset() + first + rows);
+  }
+  return per_head * static_cast<double>(shape.batch * shape.heads * shape.head_size);
+}
+
 // One (B, NH, T, HS) operand as BLAS reads it: a base pointer, strides for b and
 // h, and the stride between rows (positions), at least HS.
 template <class T>

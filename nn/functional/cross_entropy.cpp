@@ -19,6 +19,7 @@
 #include "autograd/ops.h"
 #include "tensor/vector_math.h"
 #include "tensor/factory.h"
+#include "tensor/profile.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
 
@@ -95,6 +96,7 @@ void check_arguments(const Tensor& logits, const Tensor& targets) {
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  ProfileScope scope(ProfileFamily::cross_entropy);
   check_arguments(logits, targets);
   const int64_t classes = logits.size(-1);
   const int64_t rows = targets.numel();
@@ -107,18 +109,21 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     return cross_entropy_forward_kernel<T>(logits_contiguous.data<T>(), targets_contiguous.data<int64_t>(),
                                            logsumexp.data<T>(), rows, classes, ignore_index);
   });
+  scope.add_bytes_of(logits, targets, logsumexp);
   // 0 / 0 = NaN when every target is ignored, as in torch.
   const double loss_value = valid > 0 ? total / static_cast<double>(valid) : std::numeric_limits<double>::quiet_NaN();
   Tensor loss = scalar(loss_value, logits.dtype());
   return record("cross_entropy", {logits}, loss,
                 [logits = logits_contiguous.detach(), targets = targets_contiguous, logsumexp, valid, rows, classes,
                  ignore_index](const Tensor& dloss, const Needs&) {
+                  ProfileScope scope(ProfileFamily::cross_entropy);
                   Tensor dlogits = Tensor::empty(logits.shape(), logits.dtype());
                   visit_floating(logits.dtype(), "cross_entropy backward", [&]<class T>() {
                     const T dloss_per_row = valid > 0 ? dloss.item<T>() / static_cast<T>(valid) : T(0);
                     cross_entropy_backward_kernel<T>(logits.data<T>(), targets.data<int64_t>(), logsumexp.data<T>(),
                                                      dloss_per_row, dlogits.data<T>(), rows, classes, ignore_index);
                   });
+                  scope.add_bytes_of(logits, targets, logsumexp, dlogits);
                   return Grads{dlogits};
                 });
 }

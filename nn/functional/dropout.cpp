@@ -8,6 +8,7 @@
 
 #include "autograd/elementwise_ops.h"
 #include "autograd/node.h"
+#include "tensor/profile.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
 
@@ -52,6 +53,7 @@ std::optional<Tensor> result_without_mask(const Tensor& x, double p, bool traini
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
   if (std::optional<Tensor> result = result_without_mask(x, p, training)) return *result;
+  ProfileScope scope(ProfileFamily::dropout);
   const Tensor x_contiguous = raw::contiguous(x);
   const int64_t count = x.numel();
   const uint64_t first = generator.advance(draws_for(count));
@@ -60,14 +62,17 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
     dropout_kernel<T>(x_contiguous.data<T>(), y.data<T>(), count, generator, first, p,
                       static_cast<T>(1.0 / (1.0 - p)));
   });
+  scope.add_bytes_of(x, y);
   // The backward regenerates the same mask from a copy of the generator's seed.
   return record("dropout", {x}, y, [mask_source = Generator(generator.seed()), first, p](const Tensor& dy, auto&) {
+    ProfileScope scope(ProfileFamily::dropout);
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
     visit_floating(dy.dtype(), "dropout backward", [&]<class T>() {
       dropout_kernel<T>(dy_contiguous.data<T>(), dx.data<T>(), dy.numel(), mask_source, first, p,
                         static_cast<T>(1.0 / (1.0 - p)));
     });
+    scope.add_bytes_of(dy, dx);
     return Grads{dx};
   });
 }

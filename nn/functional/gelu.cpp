@@ -10,6 +10,7 @@
 #include "nn/functional/gelu_kernels.h"
 #include "nn/functional/kernel_table.h"
 #include "tensor/elementwise.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -39,6 +40,7 @@ Tensor erf_op(const Tensor& x) {
 }  // namespace
 
 Tensor gelu(const Tensor& x, GeluApproximation approximation) {
+  ProfileScope scope(ProfileFamily::gelu);
   const char* name = gelu_name(approximation);
   check(is_floating(x.dtype()), name, ": needs a floating-point tensor, got ", dtype_name(x.dtype()), " of shape ",
         x.shape());
@@ -47,12 +49,15 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
   visit_floating(x.dtype(), name, [&]<class T>() {
     functional_kernels<T>().gelu_forward(x_contiguous.data<T>(), y.data<T>(), x.numel(), approximation);
   });
+  scope.add_bytes_of(x, y);
   return record(name, {x}, y, [x = x_contiguous.detach(), approximation](const Tensor& dy, const Needs&) {
+    ProfileScope scope(ProfileFamily::gelu);
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     visit_floating(x.dtype(), "gelu backward", [&]<class T>() {
       functional_kernels<T>().gelu_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel(), approximation);
     });
+    scope.add_bytes_of(dy, x, dx);
     return Grads{dx};
   });
 }

@@ -8,6 +8,7 @@
 #include "autograd/ops.h"
 #include "nn/functional/layer_norm_kernels.h"
 #include "nn/functional/kernel_table.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -27,6 +28,7 @@ void check_arguments(const Tensor& x, const Tensor& weight, const Tensor& bias) 
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  ProfileScope scope(ProfileFamily::layer_norm);
   check_arguments(x, weight, bias);
   const int64_t channels = x.size(-1);
   const int64_t rows = channels == 0 ? 0 : x.numel() / channels;
@@ -40,9 +42,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     functional_kernels<T>().layer_norm_forward(x_contiguous.data<T>(), weight_contiguous.data<T>(), bias_contiguous.data<T>(),
                                  y.data<T>(), mean.data<T>(), rstd.data<T>(), rows, channels, eps);
   });
+  scope.add_bytes_of(x, weight, bias, y, mean, rstd);
   return record("layer_norm", {x, weight, bias}, y,
                 [x = x_contiguous.detach(), weight = weight_contiguous.detach(), mean, rstd, rows, channels](
                     const Tensor& dy, const Needs& needs_grad) {
+                  ProfileScope scope(ProfileFamily::layer_norm);
                   const Tensor dy_contiguous = raw::contiguous(dy);
                   Tensor dx = needs_grad[0] ? Tensor::empty(x.shape(), x.dtype()) : Tensor();
                   Tensor dweight = needs_grad[1] ? Tensor::empty({channels}, x.dtype()) : Tensor();
@@ -53,6 +57,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                                                   dweight.defined() ? dweight.data<T>() : nullptr,
                                                   dbias.defined() ? dbias.data<T>() : nullptr, rows, channels);
                   });
+                  scope.add_bytes_of(dy, x, weight, mean, rstd, dx, dweight, dbias);
                   return Grads{dx, dweight, dbias};
                 });
 }

@@ -9,6 +9,7 @@
 #include "autograd/ops.h"
 #include "nn/functional/rope_kernels.h"
 #include "nn/functional/kernel_table.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -23,6 +24,7 @@ void check_arguments(const Tensor& x) {
 }  // namespace
 
 Tensor rope(const Tensor& x, int64_t position_offset, double base) {
+  ProfileScope scope(ProfileFamily::rope);
   check_arguments(x);
   const Tensor x_rows = x.size(3) <= 1 || x.stride(3) == 1 ? x : raw::contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype());
@@ -31,7 +33,9 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
     rope_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
     functional_kernels<T>().rope(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
   });
+  scope.add_bytes_of(x, y);
   return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const Needs&) {
+    ProfileScope scope(ProfileFamily::rope);
     const Tensor dy_rows = dy.stride(3) == 1 ? dy : raw::contiguous(dy);
     Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
     visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
@@ -39,6 +43,7 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
       rope_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
       functional_kernels<T>().rope(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
     });
+    scope.add_bytes_of(dy, dx);
     return Grads{dx};
   });
 }

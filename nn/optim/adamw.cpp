@@ -2,6 +2,7 @@
 
 #include "nn/functional/adamw.h"
 #include "tensor/factory.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -36,6 +37,7 @@ AdamW::AdamW(const ParameterArena& arena, AdamWOptions options) : arena_(arena),
 }
 
 void AdamW::step() {
+  ProfilePassScope pass(ProfilePass::update);
   ++state_.step;
   float* params = arena_.params().data<float>();
   const float* grads = arena_.grads().data<float>();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tensor/elementwise.h"
+#include "tensor/profile.h"
 #include "tensor/view.h"
 
 namespace tg::nn {
@@ -30,6 +31,8 @@ double sum_of_squares(const T* values, int64_t count) {
 }
 
 double sum_of_squares(const Tensor& x) {
+  ProfileScope scope(ProfileFamily::reduce);
+  scope.add_bytes_of(x);
   const Tensor contiguous = raw::contiguous(x);
   return visit_floating(x.dtype(), "clip_grad_norm", [&]<class T>() { return sum_of_squares(contiguous.data<T>(), x.numel()); });
 }
@@ -42,6 +45,7 @@ std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters) {
 }
 
 double norm_of(const std::vector<Tensor>& grads) {
+  ProfilePassScope pass(ProfilePass::update);
   double total = 0;
   for (const Tensor& grad : grads) total += sum_of_squares(grad);
   return std::sqrt(total);
@@ -49,6 +53,7 @@ double norm_of(const std::vector<Tensor>& grads) {
 
 double clip(const std::vector<Tensor>& grads, double max_norm) {
   check(max_norm > 0, "clip_grad_norm: max_norm must be positive, got ", max_norm);
+  ProfilePassScope pass(ProfilePass::update);
   const double norm = norm_of(grads);
   const double scale = max_norm / (norm + kClipEpsilon);
   if (scale < 1)

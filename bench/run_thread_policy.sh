@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# How the OpenMP wait policy behaves on an idle machine and beside one other
+# busy process (a shell loop on one core), as a new user would meet it:
+#
+#   tinygpt    the program's own choice (tensor/process_environment.h: GOMP_SPINCOUNT=500)
+#   default    libgomp's default (spin 300,000 times before sleeping): TINYGPT_ENVIRONMENT=keep
+#   passive    OMP_WAIT_POLICY=PASSIVE (sleep at once)
+#
+# on three jobs: training cpu-small (median ms per step, steps 10-40 of 40),
+# eval of 200,000 characters (tokens/s) and sampling 500 tokens (seconds). Every
+# policy uses the same OpenBLAS kernels (the ones tinygpt picks), so only the
+# wait policy differs. Runs interleave policies within a round, rounds repeat;
+# the table gives medians and each policy's busy / idle ratio.
+#   bash bench/run_thread_policy.sh [rounds=3]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/bench_program.sh
+rounds="${1:-3}"
+tinygpt=$(bench_tinygpt)
+corpus=$(bash scripts/data.sh 2>/dev/null | tail -1)
+[[ -f $corpus ]] || corpus=../shared/data/tinyshakespeare.txt
+work=$(mktemp -d)
+busy_pid=""
+trap '[[ -n $busy_pid ]] && kill $busy_pid 2>/dev/null; rm -rf "$work"' EXIT
+
+# The BLAS kernels tinygpt would run with, for every policy alike.
+blas_core=$(env -u TINYGPT_ENVIRONMENT "$tinygpt" --version | sed -n 's/.*OpenBLAS kernels \([A-Za-z]*\).*/\1/p')
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; OpenBLAS kernels $blas_core" >&2
+
+# A model to evaluate and sample from.
+"$tinygpt" train --data "$corpus" --iters 50 --warmup 10 --eval-interval 1000 --eval-iters 1 --out "$work/model" >/dev/null
+head -c 200000 "$corpus" >"$work/eval.txt"
+
+run_policy() {  # POLICY COMMAND...: the command under that policy
+  local policy=$1
+  shift
+  case $policy in
+    tinygpt) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT "$@" ;;
+    default) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE="$blas_core" "$@" ;;
+    passive) env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE="$blas_core" "$@" ;;
+  esac
+}
+
+measure() {  # POLICY LOAD: one line of JSON with the three jobs' figures
+  local policy=$1 load=$2 started ended
+  rm -rf "$work/run"
+  run_policy "$policy" "$tinygpt" train --data "$corpus" --iters 40 --warmup 10 --eval-interval 1000 --eval-iters 1 \
+    --out "$work/run" >/dev/null
+  local eval_line
+  eval_line=$(run_policy "$policy" "$tinygpt" eval --ckpt "$work/model" --data "$work/eval.txt" 2>&1 | grep -i "tokens/s" | tail -1)
+  started=$(date +%s.%N)
+  run_policy "$policy" "$tinygpt" sample --ckpt "$work/model" --tokens 500 >/dev/null
+  ended=$(date +%s.%N)
+  /usr/bin/python3 - "$work/run/metrics.jsonl" "$policy" "$load" "$eval_line" "$started" "$ended" <<'PY'
+import json, re, statistics, sys
+path, policy, load, eval_line, started, ended = sys.argv[1:]
+steps = [json.loads(l)["step_ms"] for l in open(path) if '"step_ms"' in l][1:]
+rate = re.search(r"([0-9][0-9,]*) tokens/s", eval_line)
+print(json.dumps({"policy": policy, "load": load, "train_ms": statistics.median(steps),
+                  "eval_tokens_per_s": float(rate.group(1).replace(",", "")) if rate else None,
+                  "sample_s": float(ended) - float(started)}))
+PY
+}
+
+for round in $(seq 1 "$rounds"); do
+  for load in idle busy; do
+    if [[ $load == busy ]]; then
+      bash -c 'while :; do :; done' &
+      busy_pid=$!
+    fi
+    for policy in tinygpt default passive; do
+      echo "round $round/$rounds: $load, $policy" >&2
+      measure "$policy" "$load" >>"$work/results.jsonl"
+    done
+    if [[ -n $busy_pid ]]; then
+      kill "$busy_pid"
+      wait "$busy_pid" 2>/dev/null || true
+      busy_pid=""
+    fi
+  done
+done
+
+/usr/bin/python3 - "$work/results.jsonl" "$rounds" <<'PY'
+import collections, json, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    runs[r["policy"], r["load"]].append(r)
+def median(policy, load, key):
+    values = [r[key] for r in runs[policy, load] if r[key] is not None]
+    return statistics.median(values) if values else float("nan")
+print(f"medians of {sys.argv[2]} rounds; busy = beside one other process spinning on one core")
+print(f"{'policy':<9}{'train ms/step':>26}{'eval tokens/s':>30}{'sample 500 tokens, s':>30}")
+print(f"{'':<9}" + "".join(f"{'idle':>9}{'busy':>9}{'ratio':>8}" + " " * (30 - 26 if i else 0) for i in range(3)))
+for policy in ("tinygpt", "default", "passive"):
+    cells = ""
+    for i, (key, slower_is_larger) in enumerate((("train_ms", True), ("eval_tokens_per_s", False), ("sample_s", True))):
+        idle, busy = median(policy, "idle", key), median(policy, "busy", key)
+        ratio = busy / idle if slower_is_larger else idle / busy
+        cells += (" " * 4 if i else "") + f"{idle:>9.1f}{busy:>9.1f}{ratio:>7.2f}x"
+    print(f"{policy:<9}{cells}")
+print("ratio: how many times slower when busy (for eval: idle tokens/s over busy tokens/s)")
+PY
