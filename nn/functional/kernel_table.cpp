@@ -4,6 +4,7 @@
 #include "nn/functional/kernel_table.h"
 
 #include "nn/functional/attention_kernels.h"
+#include "nn/functional/cross_entropy_kernels.h"
 #include "nn/functional/gelu_kernels.h"
 #include "nn/functional/layer_norm_kernels.h"
 #include "nn/functional/rope_kernels.h"
@@ -16,7 +17,8 @@ template <class T>
 constexpr FunctionalKernels<T> kernels_of() {
   return {&layer_norm_forward_kernel<T>, &layer_norm_backward_kernel<T>, &gelu_forward_kernel<T>,
           &gelu_backward_kernel<T>,      &attention_forward_kernel<T>,   &attention_backward_kernel<T>,
-          &rope_kernel<T>};
+          &rope_kernel<T>,
+          &cross_entropy_forward_kernel<T>, &cross_entropy_backward_kernel<T>};
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 //
 // which picks the copy for this CPU (TINYGPT_ISA=avx2 forces the AVX2 one).
 // The kernels themselves, with their shapes and formulas, are in
-// layer_norm_kernels.h, gelu_kernels.h, attention_kernels.h and rope_kernels.h.
+// layer_norm_kernels.h, gelu_kernels.h, attention_kernels.h, rope_kernels.h and
+// cross_entropy_kernels.h.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -33,6 +34,10 @@ struct FunctionalKernels {
                              const HeadRows<T>& v, T* dq, T* dk, T* dv, const AttentionShape& shape);
   void (*rope)(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
                const std::vector<T>& sines, T direction);
+  double (*cross_entropy_forward)(const T* logits, const int64_t* targets, T* logsumexp, int64_t rows,
+                                  int64_t classes, int64_t ignore_index);
+  void (*cross_entropy_backward)(const T* logits, const int64_t* targets, const T* logsumexp, T dloss_per_row,
+                                 T* dlogits, int64_t rows, int64_t classes, int64_t ignore_index);
 };
 
 // The one-row pieces of those kernels that the fused decode step

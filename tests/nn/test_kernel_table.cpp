@@ -36,7 +36,7 @@ double relative_difference(const std::vector<float>& a, const std::vector<float>
 
 }  // namespace
 
-TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, attention, RoPE)") {
+TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, attention, RoPE, cross-entropy)") {
   if (!cpu_has_avx512()) {
     MESSAGE("this CPU has no AVX-512: only the AVX2 copy can run here");
     return;
@@ -99,6 +99,26 @@ TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, at
       outputs[copy] = {y, weights, dq, dk, dv};
     }
     for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-5);
+  }
+
+  SUBCASE("cross-entropy forward and backward") {
+    const int64_t classes = 1000;
+    const auto logits = random_values(rows * classes, 14);
+    std::vector<int64_t> targets(rows);
+    for (int64_t row = 0; row < rows; ++row) targets[row] = (row * 37) % classes;
+    targets[3] = -100;  // ignored
+    double loss[2];
+    std::vector<std::vector<float>> outputs[2];
+    for (int copy = 0; copy < 2; ++copy) {
+      const FunctionalKernels<float>& kernels = copy == 0 ? avx2 : avx512;
+      std::vector<float> logsumexp(rows), dlogits(rows * classes);
+      loss[copy] = kernels.cross_entropy_forward(logits.data(), targets.data(), logsumexp.data(), rows, classes, -100);
+      kernels.cross_entropy_backward(logits.data(), targets.data(), logsumexp.data(), 0.5f, dlogits.data(), rows,
+                                     classes, -100);
+      outputs[copy] = {logsumexp, dlogits};
+    }
+    CHECK(loss[1] == doctest::Approx(loss[0]).epsilon(1e-6));
+    for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-6);
   }
 
   SUBCASE("RoPE") {
