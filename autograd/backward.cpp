@@ -22,6 +22,28 @@ void accumulate_into_leaf(Tensor leaf, const Tensor& grad) {
   else leaf.set_grad(raw::clone(grad));
 }
 
+// The inputs' gradient buffers of the node whose backward runs now (leaf_grad_buffer).
+thread_local const std::vector<Tensor>* running_leaf_grads = nullptr;
+
+// Makes `buffers` what leaf_grad_buffer reads while it lives (also when a backward throws).
+struct LeafGradsInView {
+  explicit LeafGradsInView(const std::vector<Tensor>& buffers) { running_leaf_grads = &buffers; }
+  ~LeafGradsInView() { running_leaf_grads = nullptr; }
+};
+
+// For each input of `node`: its leaf's gradient buffer when it can take a gradient added in place.
+std::vector<Tensor> leaf_grad_buffers(const Node& node) {
+  std::vector<Tensor> buffers(node.inputs.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!node.inputs[i].leaf) continue;
+    const Tensor grad = Tensor(node.inputs[i].leaf).grad();
+    if (grad.defined() && grad.is_contiguous() && grad.shape() == node.input_shapes[i] &&
+        grad.dtype() == node.input_dtypes[i])
+      buffers[i] = grad;
+  }
+  return buffers;
+}
+
 struct LaterFirst {  // orders the queue so the most recently created node comes out first
   bool operator()(const Node* a, const Node* b) const { return a->sequence < b->sequence; }
 };
@@ -70,7 +92,12 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
 
     std::vector<bool> needs_grad(node->inputs.size());
     for (size_t i = 0; i < node->inputs.size(); ++i) needs_grad[i] = node->inputs[i].active();
-    std::vector<Tensor> input_grads = node->backward(grad, needs_grad);
+    const std::vector<Tensor> buffers = leaf_grad_buffers(*node);
+    std::vector<Tensor> input_grads;
+    {
+      const LeafGradsInView in_view(buffers);
+      input_grads = node->backward(grad, needs_grad);
+    }
     check(input_grads.size() == node->inputs.size(), "backward of '", node->op, "' returned ", input_grads.size(),
           " gradients for ", node->inputs.size(), " inputs");
     if (!keep_graph) node->backward = nullptr;  // frees the saved tensors now, not at the end
@@ -97,6 +124,11 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
       }
     }
   }
+}
+
+Tensor leaf_grad_buffer(size_t input) {
+  if (!running_leaf_grads || input >= running_leaf_grads->size()) return Tensor();
+  return (*running_leaf_grads)[input];
 }
 
 void zero_grad(const std::vector<Tensor>& tensors) {

@@ -60,6 +60,14 @@ struct Node {
 //   });
 Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward);
 
+// During a backward function: the gradient buffer of input `input` when that
+// input is a leaf that already has one (a ParameterArena's parameters always
+// do), contiguous, of the input's shape and dtype; else an undefined Tensor.
+// A backward may add its gradient straight into it (a GEMM with beta = 1: no
+// gradient buffer of its own and no pass of adds afterwards) and then return an
+// undefined Tensor for that input. autograd/linear_op.cpp does, for weights.
+Tensor leaf_grad_buffer(size_t input);
+
 // True when recording is on and some input requires grad (ops can skip saving
 // tensors for backward when it is false).
 bool any_requires_grad(const std::vector<Tensor>& inputs);

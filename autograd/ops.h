@@ -6,6 +6,7 @@
 #include "autograd/elementwise_ops.h"
 #include "autograd/grad_mode.h"
 #include "autograd/index_ops.h"
+#include "autograd/linear_op.h"
 #include "autograd/matmul_op.h"
 #include "autograd/reduce_ops.h"
 #include "autograd/view_ops.h"

@@ -84,7 +84,7 @@ Tensor GPT::embed(const Tensor& ids, int64_t offset) const {
 Tensor GPT::logits_rows(const Tensor& x) const {
   const Tensor rows = view(ln_f_->forward(x), {-1, config_.n_embd});  // (B*T, C), a view
   if (lm_head_) return lm_head_->forward(rows);                       // (B*T, V)
-  return matmul(rows, transpose(wte_->weight(), 0, 1), "lm_head");    // (B*T, C) @ (C, V): BLAS transpose flag
+  return linear_product(rows, wte_->weight(), "lm_head");             // (B*T, C) @ (V, C)^T -> (B*T, V)
 }
 
 Tensor GPT::logits(const Tensor& x, LogitPositions positions) const {

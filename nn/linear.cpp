@@ -19,7 +19,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const c
   Shape out_shape = x.shape();
   out_shape.back() = weight.size(0);
   const Tensor rows = x.dim() == 2 ? x : reshape(x, {-1, in_features});  // (N, in), a view when x allows
-  Tensor y = matmul(rows, transpose(weight, 0, 1), profile_role);        // (N, in) @ (in, out) -> (N, out)
+  Tensor y = linear_product(rows, weight, profile_role);                  // (N, in) @ (out, in)^T -> (N, out)
   if (bias.defined()) y = add(y, bias);                                  // (N, out) + (out)
   return x.dim() == 2 ? y : view(y, out_shape);                          // (..., out)
 }

@@ -1,12 +1,12 @@
-// AdamW: the fused update kernel. Each line mirrors one torch call in
-// torch/optim/adamw.py (_single_tensor_adamw), noted on the right.
+// AdamW: the checks and the scalars of one update, computed as torch computes
+// them; the loop itself is adamw_kernel (adamw_kernels.h), from the kernel table.
 #include "nn/functional/adamw.h"
 
 #include <cmath>
 
+#include "nn/functional/kernel_table.h"
 #include "tensor/error.h"
 #include "tensor/profile.h"
-#include "tensor/threads.h"
 
 namespace tg::nn {
 
@@ -28,17 +28,9 @@ void adamw_step(float* param, const float* grad, float* m, float* v, int64_t cou
   const float step_size = static_cast<float>(lr / bias_correction1);
   const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   const float eps = hyperparameters.eps;
-#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
-  for (int64_t i = 0; i < count; ++i) {
-    const float g = grad[i];
-    const float p = param[i] * decay_factor;                            // param.mul_(1 - lr * wd)
-    const float m_new = std::fma(g, one_minus_beta1, m[i] * beta1_f);   // exp_avg.mul_(b1).add_(g, alpha=1-b1)
-    const float v_new = v[i] * beta2_f + one_minus_beta2 * g * g;       // exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2)
-    const float denom = std::sqrt(v_new) / bias_correction2_sqrt + eps;  // (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps)
-    param[i] = p + (-step_size) * (m_new / denom);                     // param.addcdiv_(exp_avg, denom, value=-step_size)
-    m[i] = m_new;
-    v[i] = v_new;
-  }
+  const AdamWScalars scalars{decay_factor, beta1_f, one_minus_beta1, beta2_f, one_minus_beta2, step_size, eps,
+                             bias_correction2_sqrt};
+  optimizer_kernels().adamw(param, grad, m, v, count, scalars);
 }
 
 }  // namespace tg::nn

@@ -3,6 +3,7 @@
 // instantiates the kernels in its own namespace and fills that namespace's tables.
 #include "nn/functional/kernel_table.h"
 
+#include "nn/functional/adamw_kernels.h"
 #include "nn/functional/attention_kernels.h"
 #include "nn/functional/cross_entropy_kernels.h"
 #include "nn/functional/gelu_kernels.h"
@@ -26,5 +27,6 @@ constexpr FunctionalKernels<T> kernels_of() {
 const FunctionalKernels<float> kFloatKernels = kernels_of<float>();
 const FunctionalKernels<double> kDoubleKernels = kernels_of<double>();
 const RowKernels kRowKernels = {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query};
+const OptimizerKernels kOptimizerKernels = {&adamw_kernel};
 
 }  // namespace tg::nn::TG_ISA

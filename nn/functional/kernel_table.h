@@ -6,12 +6,13 @@
 //
 // which picks the copy for this CPU (TINYGPT_ISA=avx2 forces the AVX2 one).
 // The kernels themselves, with their shapes and formulas, are in
-// layer_norm_kernels.h, gelu_kernels.h, attention_kernels.h, rope_kernels.h and
-// cross_entropy_kernels.h.
+// layer_norm_kernels.h, gelu_kernels.h, attention_kernels.h, rope_kernels.h,
+// cross_entropy_kernels.h and adamw_kernels.h.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "nn/functional/adamw_kernels.h"
 #include "nn/functional/attention_kernels.h"
 #include "nn/functional/layer_norm_kernels.h"
 #include "nn/gelu_approximation.h"
@@ -53,16 +54,23 @@ struct RowKernels {
                            int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y);
 };
 
+// The optimiser's update loop (float only).
+struct OptimizerKernels {
+  void (*adamw)(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWScalars& scalars);
+};
+
 // Each copy's tables (kernel_table.cpp).
 namespace isa_avx2 {
 extern const FunctionalKernels<float> kFloatKernels;
 extern const FunctionalKernels<double> kDoubleKernels;
 extern const RowKernels kRowKernels;
+extern const OptimizerKernels kOptimizerKernels;
 }  // namespace isa_avx2
 namespace isa_avx512 {
 extern const FunctionalKernels<float> kFloatKernels;
 extern const FunctionalKernels<double> kDoubleKernels;
 extern const RowKernels kRowKernels;
+extern const OptimizerKernels kOptimizerKernels;
 }  // namespace isa_avx512
 
 // The copy of instruction set `isa`, or by default the one in use.
@@ -76,6 +84,10 @@ const FunctionalKernels<T>& functional_kernels(Isa isa = active_isa()) {
 
 inline const RowKernels& row_kernels(Isa isa = active_isa()) {
   return isa == Isa::avx512 ? isa_avx512::kRowKernels : isa_avx2::kRowKernels;
+}
+
+inline const OptimizerKernels& optimizer_kernels(Isa isa = active_isa()) {
+  return isa == Isa::avx512 ? isa_avx512::kOptimizerKernels : isa_avx2::kOptimizerKernels;
 }
 
 }  // namespace tg::nn

@@ -1,0 +1,22 @@
+// Differentiable product with a weight stored as Linear stores it, (out, in):
+//
+//   y (N, out) = x (N, in) @ W^T                  forward
+//   dx (N, in)  = dy (N, out) @ W (out, in)        backward
+//   dW (out, in) = dy^T (out, N) @ x (N, in)
+//
+// matmul(x, transpose(W)) computes the same, but its backward makes dW^T, a
+// fresh (in, out) buffer that a transpose then adds into W's gradient with a
+// strided pass. Here dW comes out in W's own layout and, when W's gradient
+// buffer exists (a ParameterArena's parameters), is added into it by the GEMM
+// itself (beta = 1, autograd/node.h: leaf_grad_buffer): for gpt2 at 4 x 64
+// tokens that removed 124 ms of a 808 ms step.
+//
+// profile_role: the profile's GEMM row (as for matmul, autograd/matmul_op.h).
+#pragma once
+#include "tensor/tensor.h"
+
+namespace tg {
+
+Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role = nullptr);
+
+}  // namespace tg

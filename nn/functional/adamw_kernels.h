@@ -1,0 +1,41 @@
+// AdamW's update loop (the op, its checks and its scalars: adamw.cpp; the
+// formulas: adamw.h). Each line mirrors one torch call in torch/optim/adamw.py
+// (_single_tensor_adamw), noted on the right.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "tensor/isa.h"
+#include "tensor/threads.h"
+
+namespace tg::nn {
+
+// The factors of one step, computed in double and rounded to float as torch does.
+struct AdamWScalars {
+  float decay_factor;  // 1 - lr * weight_decay
+  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+  float step_size;  // lr / (1 - beta1^t)
+  float eps;
+  float bias_correction2_sqrt;  // sqrt(1 - beta2^t)
+};
+
+// One copy per instruction set (tensor/isa.h).
+inline namespace TG_ISA {
+
+// param, grad, m, v: `count` floats each -> param, m, v updated in place.
+inline void adamw_kernel(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWScalars& s) {
+#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
+  for (int64_t i = 0; i < count; ++i) {
+    const float g = grad[i];
+    const float p = param[i] * s.decay_factor;                              // param.mul_(1 - lr * wd)
+    const float m_new = std::fma(g, s.one_minus_beta1, m[i] * s.beta1);      // exp_avg.mul_(b1).add_(g, alpha=1-b1)
+    const float v_new = v[i] * s.beta2 + s.one_minus_beta2 * g * g;          // exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2)
+    const float denom = std::sqrt(v_new) / s.bias_correction2_sqrt + s.eps;  // (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps)
+    param[i] = p + (-s.step_size) * (m_new / denom);                        // param.addcdiv_(exp_avg, denom, value=-step_size)
+    m[i] = m_new;
+    v[i] = v_new;
+  }
+}
+
+}  // namespace TG_ISA
+}  // namespace tg::nn

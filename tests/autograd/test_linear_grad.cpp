@@ -1,0 +1,77 @@
+// Gradients of linear_product (x @ W^T, autograd/linear_op.h): numeric checks,
+// agreement with matmul(x, transpose(W)), and the weight's gradient added
+// straight into an existing buffer.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "tests/autograd/gradcheck_helpers.h"
+#include "tensor/random.h"
+#include "tensor/view.h"
+
+using namespace tg;
+using namespace tg::testing;
+
+namespace {
+
+float max_abs_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<float> left = a.to_vector<float>(), right = b.to_vector<float>();
+  float difference = 0;
+  for (size_t i = 0; i < left.size(); ++i) difference = std::max(difference, std::abs(left[i] - right[i]));
+  return difference;
+}
+
+}  // namespace
+
+TEST_CASE("linear_product backward matches central differences (float64)") {
+  Generator generator(3);
+  for (const auto& [rows, in, out] : {std::tuple{1, 3, 2}, std::tuple{5, 4, 7}, std::tuple{6, 1, 1}}) {
+    CAPTURE(rows);
+    const Tensor x = leaf(randn({rows, in}, generator, DType::Float64));
+    const Tensor weight = leaf(randn({out, in}, generator, DType::Float64));
+    const GradcheckResult result = gradcheck([](auto& v) { return linear_product(v[0], v[1]); }, {x, weight});
+    INFO(result.report);
+    CHECK(result.ok);
+  }
+}
+
+TEST_CASE("linear_product: the numbers of matmul(x, transpose(W)), strided input, empty batch") {
+  Generator generator(4);
+  const Tensor x_wide = randn({6, 10}, generator);
+  const Tensor x = raw::narrow(x_wide, 1, 2, 5);  // (6, 5), rows 10 apart
+  const Tensor weight = randn({3, 5}, generator);
+  const Tensor dy = randn({6, 3}, generator);
+  Tensor grads[2][2];
+  for (int way = 0; way < 2; ++way) {
+    const Tensor x_leaf = leaf(raw::contiguous(x)), weight_leaf = leaf(raw::clone(weight));
+    const Tensor y = way == 0 ? linear_product(x_leaf, weight_leaf) : matmul(x_leaf, transpose(weight_leaf, 0, 1));
+    backward(y, dy);
+    grads[way][0] = x_leaf.grad();
+    grads[way][1] = weight_leaf.grad();
+  }
+  for (int input = 0; input < 2; ++input)
+    CHECK(max_abs_difference(grads[0][input], grads[1][input]) < 1e-5);
+  const Tensor none = leaf(zeros({0, 5}));
+  CHECK(linear_product(none, leaf(raw::clone(weight))).shape() == Shape{0, 3});
+  CHECK_THROWS_WITH_AS(linear_product(zeros({2, 4}), weight),
+                       doctest::Contains("input of shape (2, 4) and weight of shape (3, 5)"), Error);
+}
+
+TEST_CASE("linear_product adds the weight's gradient into its existing buffer, which accumulates") {
+  Generator generator(5);
+  const Tensor x = randn({4, 3}, generator);
+  const Tensor weight = leaf(randn({2, 3}, generator));
+  const Tensor dy = randn({4, 2}, generator);
+  backward(linear_product(x, weight), dy);  // first backward: a fresh buffer
+  const Tensor buffer = weight.grad();
+  const std::vector<float> once = buffer.to_vector<float>();
+  backward(linear_product(x, weight), dy);  // second: added into that same buffer
+  CHECK(weight.grad().data<float>() == buffer.data<float>());
+  const std::vector<float> twice = weight.grad().to_vector<float>();
+  for (size_t i = 0; i < once.size(); ++i) CHECK(twice[i] == doctest::Approx(2 * once[i]).epsilon(1e-6));
+}
