@@ -2,14 +2,14 @@
 # The kernels' AVX-512 copies against their AVX2 copies (tensor/isa.h), on this
 # CPU: bench_kernels run alternately with TINYGPT_ISA=avx2 and TINYGPT_ISA=avx512,
 # then a table of medians with the ratio AVX2 ms / AVX-512 ms (> 1: AVX-512 is faster).
-#   bash bench/run_kernel_isa.sh [rounds=3] [threads=2] [filter=attention|layer_norm|gelu|rope]
+#   bash bench/run_kernel_isa.sh [rounds=3] [threads=2] [filter: a regex of bench_kernels' names]
 # Needs a CPU with AVX-512. BENCH_BUILD_DIR=<dir> runs an existing build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/bench_program.sh
 rounds="${1:-3}"
 threads="${2:-2}"
-filter="${3:-attention_fwd|layer_norm_fwd|gelu_fwd|rope_fwd}"
+filter="${3:-attention_fwd|layer_norm_fwd|gelu_fwd|rope_fwd|cross_entropy_fwd|adamw_step}"
 bench=$(bench_program bench_kernels)
 grep -q " avx512f " /proc/cpuinfo || { echo "run_kernel_isa: this CPU has no AVX-512" >&2; exit 1; }
 results=$(mktemp -d)

@@ -7,12 +7,13 @@
 //                           libgomp's default spins 300,000 times: beside one
 //                           other busy process on 2 cores, the spinning threads
 //                           take the cores from the one doing the work and a
-//                           training step took 4x as long (cpu-small, 88 vs 22 ms),
-//                           sampling 5-9x. Sleeping at once (OMP_WAIT_POLICY=
-//                           PASSIVE) behaves there but costs 35% on an idle
-//                           machine (30 vs 22 ms). 500 spins (a few microseconds)
-//                           keeps the idle speed and is 2.1x under load
-//                           (bench/run_thread_policy.sh has the figures).
+//                           training step took 3.7x as long (cpu-small, 58.8 vs
+//                           15.7 ms). Sleeping at once (OMP_WAIT_POLICY=PASSIVE)
+//                           behaves there but costs a third on an idle machine
+//                           for small models. 500 spins (microseconds) is 1.5x
+//                           under load; idle, a cpu-small step still pays for
+//                           the wake-ups (23.3 vs 15.7 ms), larger models do
+//                           not (bench/run_thread_policy.sh has the figures).
 //   OPENBLAS_CORETYPE=...   OpenBLAS picks its kernels by CPU model; on a CPU it
 //                           does not know (Debian's 0.3.21 on AMD Zen 5) it falls
 //                           back to older kernels, and a machine's environment
