@@ -149,6 +149,16 @@ std::unique_ptr<GPT> load_hf_gpt2(const std::string& directory) {
   const std::string where = "load_hf_gpt2: " + weights_path.string();
   const SafetensorsFile file = map_safetensors(weights_path.string());
   std::map<std::string, const NamedTensor*> index = index_tensors(file, where);
+  // Before the model is allocated: a config.json describing far more than the
+  // file holds (a few bytes of JSON can describe gigabytes) is refused here.
+  // Within twice the file, the per-tensor checks below name what differs.
+  double stored_bytes = 0;
+  for (const NamedTensor& named : file.tensors)
+    stored_bytes += static_cast<double>(named.tensor.numel()) * static_cast<double>(dtype_size(named.tensor.dtype()));
+  const double described_bytes = static_cast<double>(config.parameter_count()) * sizeof(float);
+  check(described_bytes <= 2 * stored_bytes + 64.0 * (1 << 20), where, ": config.json (", describe_sizes(config),
+        ") describes ", config.parameter_count(), " parameters, ", described_bytes / 1e6,
+        " MB of float32, far more than the file's ", stored_bytes / 1e6, " MB of tensors: the two files do not belong together");
   auto model = std::make_unique<GPT>(config, 0, DType::Float32, /*initialize=*/false);
 
   // Check every tensor before copying any.

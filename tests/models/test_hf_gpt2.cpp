@@ -315,6 +315,12 @@ TEST_CASE("hf_gpt2: a config.json that disagrees with the weights is refused nam
                 "unexpected tensor 'transformer.h.1.");
   check_refused({}, [](Json& config) { config["tie_word_embeddings"] = false; }, "model.safetensors",
                 "tensor 'lm_head.weight' (50257, 16) is missing");
+  // Far more than the file holds: refused before anything is allocated (GPT-2 XL's layers and width).
+  check_refused({}, [](Json& config) {
+        config["n_layer"] = 48;
+        config["n_embd"] = 1600;
+        config["n_head"] = 25;
+      }, "model.safetensors", "describes 1556177600 parameters, 6224.71 MB of float32, far more than the file's");
 }
 
 TEST_CASE("hf_gpt2: bad config.json keys are refused naming the key") {
