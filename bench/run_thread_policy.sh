@@ -28,7 +28,7 @@ blas_core=$(env -u TINYGPT_ENVIRONMENT "$tinygpt" --version | sed -n 's/.*OpenBL
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; OpenBLAS kernels $blas_core" >&2
 
 # A model to evaluate and sample from.
-"$tinygpt" train --data "$corpus" --iters 50 --warmup 10 --eval-interval 1000 --eval-iters 1 --out "$work/model" >/dev/null
+"$tinygpt" train --data "$corpus" --iters 50 --warmup 10 --eval-interval 1000 --eval-iters 1 --out "$work/model" >/dev/null 2>&1
 head -c 200000 "$corpus" >"$work/eval.txt"
 
 run_policy() {  # POLICY COMMAND...: the command under that policy
@@ -45,11 +45,11 @@ measure() {  # POLICY LOAD: one line of JSON with the three jobs' figures
   local policy=$1 load=$2 started ended
   rm -rf "$work/run"
   run_policy "$policy" "$tinygpt" train --data "$corpus" --iters 40 --warmup 10 --eval-interval 1000 --eval-iters 1 \
-    --out "$work/run" >/dev/null
+    --out "$work/run" >/dev/null 2>&1
   local eval_line
   eval_line=$(run_policy "$policy" "$tinygpt" eval --ckpt "$work/model" --data "$work/eval.txt" 2>&1 | grep -i "tokens/s" | tail -1)
   started=$(date +%s.%N)
-  run_policy "$policy" "$tinygpt" sample --ckpt "$work/model" --tokens 500 >/dev/null
+  run_policy "$policy" "$tinygpt" sample --ckpt "$work/model" --tokens 500 >/dev/null 2>&1
   ended=$(date +%s.%N)
   /usr/bin/python3 - "$work/run/metrics.jsonl" "$policy" "$load" "$eval_line" "$started" "$ended" <<'PY'
 import json, re, statistics, sys
