@@ -55,8 +55,10 @@ expect_exit "unknown instruction set" 1 "TINYGPT_ISA must be avx2 or avx512, got
 # The second start keeps the arguments, the exit codes and standard input.
 expect_exit "usage error after the restart" 2 "--tokens must be an integer from 1 to 1000000, got abc" \
   env -u OMP_WAIT_POLICY -u TINYGPT_ENVIRONMENT "$tinygpt" sample --tokens abc
-[[ -f ../shared/data/gpt2/encoder.json ]] && printf 'hello world' | env -u OMP_WAIT_POLICY -u TINYGPT_ENVIRONMENT "$tinygpt" tokenize --vocab ../shared/data/gpt2 \
-  >"$work/tokens" 2>&1 || fail "tokenize from standard input after the restart: $(cat "$work/tokens")"
-[[ ! -f ../shared/data/gpt2/encoder.json || $(cat "$work/tokens") == "31373 995" ]] || fail "tokenize from standard input: $(cat "$work/tokens")"
+if [[ -f ../shared/data/gpt2/encoder.json ]]; then
+  printf 'hello world' | env -u OMP_WAIT_POLICY -u TINYGPT_ENVIRONMENT "$tinygpt" tokenize --vocab ../shared/data/gpt2 \
+    >"$work/tokens" 2>&1 || fail "tokenize from standard input after the restart: $(cat "$work/tokens")"
+  [[ $(cat "$work/tokens") == "31373 995" ]] || fail "tokenize from standard input: $(cat "$work/tokens")"
+fi
 
 finish "runtime settings"
