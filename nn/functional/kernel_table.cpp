@@ -16,17 +16,18 @@ namespace {
 
 template <class T>
 constexpr FunctionalKernels<T> kernels_of() {
-  return {&layer_norm_forward_kernel<T>, &layer_norm_backward_kernel<T>, &gelu_forward_kernel<T>,
-          &gelu_backward_kernel<T>,      &attention_forward_kernel<T>,   &attention_backward_kernel<T>,
-          &rope_kernel<T>,
-          &cross_entropy_forward_kernel<T>, &cross_entropy_backward_kernel<T>};
+  return {&layer_norm_forward_kernel<T>,    &layer_norm_backward_kernel<T>, &gelu_forward_kernel<T>,
+          &gelu_backward_kernel<T>,         &attention_forward_kernel<T>,   &attention_backward_kernel<T>,
+          &rope_kernel<T>,                  &cross_entropy_forward_kernel<T>, &cross_entropy_backward_kernel<T>};
 }
 
 }  // namespace
 
-const FunctionalKernels<float> kFloatKernels = kernels_of<float>();
-const FunctionalKernels<double> kDoubleKernels = kernels_of<double>();
-const RowKernels kRowKernels = {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query};
-const OptimizerKernels kOptimizerKernels = {&adamw_kernel};
+const KernelTables kKernelTables = {
+    kernels_of<float>(),
+    kernels_of<double>(),
+    {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query},
+    {&adamw_kernel},
+};
 
 }  // namespace tg::nn::TG_ISA

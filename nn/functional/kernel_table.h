@@ -59,35 +59,33 @@ struct OptimizerKernels {
   void (*adamw)(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWScalars& scalars);
 };
 
-// Each copy's tables (kernel_table.cpp).
+// One copy's tables: everything kernel_table.cpp compiles for one instruction set.
+struct KernelTables {
+  FunctionalKernels<float> float_kernels;
+  FunctionalKernels<double> double_kernels;
+  RowKernels rows;
+  OptimizerKernels optimizer;
+};
 namespace isa_avx2 {
-extern const FunctionalKernels<float> kFloatKernels;
-extern const FunctionalKernels<double> kDoubleKernels;
-extern const RowKernels kRowKernels;
-extern const OptimizerKernels kOptimizerKernels;
-}  // namespace isa_avx2
+extern const KernelTables kKernelTables;
+}
 namespace isa_avx512 {
-extern const FunctionalKernels<float> kFloatKernels;
-extern const FunctionalKernels<double> kDoubleKernels;
-extern const RowKernels kRowKernels;
-extern const OptimizerKernels kOptimizerKernels;
-}  // namespace isa_avx512
+extern const KernelTables kKernelTables;
+}
 
-// The copy of instruction set `isa`, or by default the one in use.
+// The tables of instruction set `isa`, or by default of the one in use.
+inline const KernelTables& kernel_tables(Isa isa = active_isa()) {
+  return isa == Isa::avx512 ? isa_avx512::kKernelTables : isa_avx2::kKernelTables;
+}
+
 template <class T>
 const FunctionalKernels<T>& functional_kernels(Isa isa = active_isa()) {
   if constexpr (std::is_same_v<T, float>)
-    return isa == Isa::avx512 ? isa_avx512::kFloatKernels : isa_avx2::kFloatKernels;
+    return kernel_tables(isa).float_kernels;
   else
-    return isa == Isa::avx512 ? isa_avx512::kDoubleKernels : isa_avx2::kDoubleKernels;
+    return kernel_tables(isa).double_kernels;
 }
-
-inline const RowKernels& row_kernels(Isa isa = active_isa()) {
-  return isa == Isa::avx512 ? isa_avx512::kRowKernels : isa_avx2::kRowKernels;
-}
-
-inline const OptimizerKernels& optimizer_kernels(Isa isa = active_isa()) {
-  return isa == Isa::avx512 ? isa_avx512::kOptimizerKernels : isa_avx2::kOptimizerKernels;
-}
+inline const RowKernels& row_kernels(Isa isa = active_isa()) { return kernel_tables(isa).rows; }
+inline const OptimizerKernels& optimizer_kernels(Isa isa = active_isa()) { return kernel_tables(isa).optimizer; }
 
 }  // namespace tg::nn
