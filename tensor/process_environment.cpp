@@ -61,8 +61,10 @@ void tune_process_environment(char** argv) {
   // kernels than the CPU has: machines come with one set for all their users
   // (OPENBLAS_CORETYPE=Haswell on the Zen 5 machines this was measured on).
   const std::string blas_core = openblas_get_corename();
+  const std::optional<std::string> asked_core =
+      variable("OPENBLAS_CORETYPE") ? std::optional<std::string>(variable("OPENBLAS_CORETYPE")) : std::nullopt;
   if (cpu_has_avx512() && !is_avx512_blas_core(blas_core)) {
-    const bool asked_for = variable("OPENBLAS_CORETYPE") != nullptr;
+    const bool asked_for = asked_core.has_value();
     setenv("OPENBLAS_CORETYPE", best_avx512_blas_core(), 1);
     tuned += (tuned.empty() ? "" : " ") + std::string(kBlasReplaced) + blas_core + (asked_for ? kAskedFor : "");
   }
@@ -71,7 +73,12 @@ void tune_process_environment(char** argv) {
   execv("/proc/self/exe", argv);
   // No exec (no /proc, say): run as started, and say so in the info line.
   if (tuned.find(kSpinSet) != std::string::npos) unsetenv("GOMP_SPINCOUNT");
-  if (tuned.find(kBlasReplaced) != std::string::npos) unsetenv("OPENBLAS_CORETYPE");
+  if (tuned.find(kBlasReplaced) != std::string::npos) {  // the user's value back, if there was one
+    if (asked_core)
+      setenv("OPENBLAS_CORETYPE", asked_core->c_str(), 1);
+    else
+      unsetenv("OPENBLAS_CORETYPE");
+  }
   setenv(kMarker, "restart-failed", 1);
 }
 
