@@ -1,14 +1,18 @@
 // Element types. float32 is the working type; float64 exists so gradient checks
-// can be tight; int64 holds token ids and indices; bool holds masks.
+// can be tight; int64 holds token ids and indices; bool holds masks. bfloat16
+// and int8 hold reduced-precision weights (nn/quantize.h): they are stored,
+// copied, converted and printed, and the arithmetic ops refuse them (only the
+// quantized matrix products in tensor/quantized_matmul.h read them).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
+#include "tensor/bfloat16.h"
 #include "tensor/error.h"
 
 namespace tg {
 
-enum class DType : uint8_t { Float32, Float64, Int64, Bool };
+enum class DType : uint8_t { Float32, Float64, Int64, Bool, BFloat16, Int8 };
 
 constexpr size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -16,6 +20,8 @@ constexpr size_t dtype_size(DType dtype) {
     case DType::Float64: return 8;
     case DType::Int64: return 8;
     case DType::Bool: return 1;
+    case DType::BFloat16: return 2;
+    case DType::Int8: return 1;
   }
   return 0;
 }
@@ -26,6 +32,8 @@ constexpr const char* dtype_name(DType dtype) {
     case DType::Float64: return "float64";
     case DType::Int64: return "int64";
     case DType::Bool: return "bool";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int8: return "int8";
   }
   return "?";
 }
@@ -37,6 +45,8 @@ template <> constexpr DType dtype_of<float>() { return DType::Float32; }
 template <> constexpr DType dtype_of<double>() { return DType::Float64; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <> constexpr DType dtype_of<bfloat16>() { return DType::BFloat16; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::Int8; }
 
 // Calls fn.template operator()<T>() with T the C++ type of `dtype`:
 //   visit_floating(x.dtype(), "exp", [&]<class T>() { ... });
@@ -67,6 +77,8 @@ decltype(auto) visit_any(DType dtype, Fn&& fn) {
     case DType::Float64: return fn.template operator()<double>();
     case DType::Int64: return fn.template operator()<int64_t>();
     case DType::Bool: return fn.template operator()<bool>();
+    case DType::BFloat16: return fn.template operator()<bfloat16>();
+    case DType::Int8: return fn.template operator()<int8_t>();
   }
   fail("unknown dtype");
 }

@@ -51,7 +51,7 @@ std::vector<std::string> format_cells(const Tensor& x, const std::vector<int64_t
     const T* data = x.data<T>();
     if constexpr (std::is_same_v<T, bool>) {
       for (int64_t offset : offsets) cells.push_back(data[offset] ? "True" : "False");
-    } else if constexpr (std::is_same_v<T, int64_t>) {
+    } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, int8_t>) {
       for (int64_t offset : offsets) cells.push_back(std::to_string(data[offset]));
     } else {
       double largest = 0, smallest = INFINITY;  // over finite nonzero magnitudes

@@ -39,12 +39,14 @@ const char* format_dtype_name(DType dtype) {
     case DType::Float64: return "F64";
     case DType::Int64: return "I64";
     case DType::Bool: return "BOOL";
+    case DType::BFloat16: return "BF16";
+    case DType::Int8: return "I8";
   }
   return "?";
 }
 
 bool parse_dtype(const std::string& name, DType& dtype) {
-  for (DType candidate : {DType::Float32, DType::Float64, DType::Int64, DType::Bool}) {
+  for (DType candidate : {DType::Float32, DType::Float64, DType::Int64, DType::Bool, DType::BFloat16, DType::Int8}) {
     if (name == format_dtype_name(candidate)) {
       dtype = candidate;
       return true;
