@@ -7,7 +7,7 @@
 //             each step module by module, one parallel region per weight matrix
 //   uncached  the same, re-running the whole window for every token
 //
-//   bench_gpt2_inference --config gpt2 --prompt 64 --tokens 32 [--threads 2]
+//   bench_gpt2_inference --config gpt2 --prompt 64 --tokens 32 [--threads 2] [--weight-format int8]
 //   bench_gpt2_inference --config gpt2 --save-weights FILE   (writes the weights, then exits)
 //
 // Generation runs tg::generate, timed through its token callback: the first token
@@ -29,7 +29,9 @@
 #include "autograd/grad_mode.h"
 #include "models/generate.h"
 #include "models/gpt.h"
+#include "nn/quantize.h"
 #include "tensor/factory.h"
+#include "tensor/process_environment.h"
 #include "tensor/random.h"
 #include "tensor/safetensors.h"
 #include "tensor/threads.h"
@@ -117,8 +119,9 @@ std::string joined(const std::vector<int64_t>& ids) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tg::tune_process_environment(argv);  // as the tinygpt program does (tensor/process_environment.h)
   CLI::App app{"Forward and generation speed of a GPT at batch 1"};
-  std::string preset = "gpt2", save_weights;
+  std::string preset = "gpt2", save_weights, weight_format = "float32";
   std::vector<std::string> modes = {"forward", "cached", "uncached"};
   int64_t prompt_length = 64, tokens = 32, forward_iters = 10, cached_runs = 3, uncached_runs = 1;
   int threads = 0;
@@ -130,6 +133,7 @@ int main(int argc, char** argv) {
   app.add_option("--uncached-runs", uncached_runs, "Timed generations without it")->capture_default_str();
   app.add_option("--modes", modes, "Which of forward,cached,cached_modules,uncached to run")->delimiter(',')->capture_default_str();
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
+  app.add_option("--weight-format", weight_format, "float32, bf16 or int8 (nn/quantize.h)")->capture_default_str();
   app.add_option("--save-weights", save_weights, "Write the weights and the prompt (safetensors), then exit");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -150,7 +154,10 @@ int main(int argc, char** argv) {
       return 0;
     }
 
-    nlohmann::json result = {{"side", "tinygpt"},  {"config", preset},         {"parameters", model.parameter_count()},
+    const tg::DType format = tg::nn::parse_weight_format(weight_format);
+    if (format != tg::DType::Float32) model.quantize(format);
+
+    nlohmann::json result = {{"side", "tinygpt"}, {"weights", tg::nn::weight_format_name(format)},  {"config", preset},         {"parameters", model.parameter_count()},
                              {"prompt", prompt_length}, {"new_tokens", tokens}, {"threads", tg::num_threads()}};
     const auto wanted = [&](const char* mode) { return std::ranges::find(modes, mode) != modes.end(); };
     if (wanted("forward")) result["forward"] = forward_figures(model, prompt, forward_iters);

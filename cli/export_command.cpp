@@ -36,6 +36,8 @@ void run_export(const ExportArguments& arguments) {
   check(!fs::exists(weights) || is_hf_gpt2_directory(arguments.out), "export: --out ", arguments.out,
         " holds a model.safetensors without config.json (a training run's checkpoint?); choose another directory");
   const LoadedModel loaded = load_model(arguments.source, "export");
+  check(loaded.model->weight_format() == DType::Float32, "export: the Hugging Face layout holds float32 weights; ",
+        "export the float32 model, not one in ", dtype_name(loaded.model->weight_format()));
   std::cerr << "export: " << loaded.description << "\n";
   export_hf_gpt2(*loaded.model, arguments.out);
   std::cerr << "export: wrote " << (fs::path(arguments.out) / "config.json").string() << " and " << weights.string()

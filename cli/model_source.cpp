@@ -6,6 +6,7 @@
 #include "models/checkpoint.h"
 #include "models/data.h"
 #include "models/hf_gpt2.h"
+#include "nn/quantize.h"
 #include "tensor/error.h"
 #include "tokenizer/gpt2_files.h"
 
@@ -101,6 +102,9 @@ void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments
   command.add_option("--vocab", arguments.vocab,
                      "GPT-2 BPE files (encoder.json, vocab.bpe) for --weights or a GPT-2 --config "
                      "(default: ../shared/data/gpt2)");
+  command.add_option("--quantize", arguments.quantize,
+                     "Run with the weights in bf16 or int8 (blocks of 32 with a scale each), as tinygpt quantize writes them")
+      ->check(CLI::IsMember({"bf16", "bfloat16", "int8"}));
   arguments.fresh_models = fresh_models;
   if (!fresh_models) return;
   auto* config = command.add_option("--config", arguments.config,
@@ -121,6 +125,13 @@ LoadedModel load_model(const ModelSourceArguments& arguments, const char* comman
   check(loaded.tokenizer->vocab_size() <= model_vocab, command, ": the tokenizer has ",
         loaded.tokenizer->vocab_size(), " tokens but the model only ", model_vocab,
         " (the --vocab files do not belong to this model)");
+  if (!arguments.quantize.empty()) {
+    check(loaded.model->weight_format() == DType::Float32, command, ": --quantize ", arguments.quantize, ": the model's weights are ",
+          dtype_name(loaded.model->weight_format()), " already");
+    loaded.model->quantize(nn::parse_weight_format(arguments.quantize));
+  }
+  if (loaded.model->weight_format() != DType::Float32)
+    loaded.description += "; weights in " + std::string(dtype_name(loaded.model->weight_format()));
   loaded.model->eval();
   return loaded;
 }

@@ -8,6 +8,8 @@
 //                     take their vocabulary from --data FILE (default: tiny
 //                     Shakespeare), GPT-2 presets the GPT-2 BPE
 // Exactly one of them; commands that cannot use a fresh model do not offer --config.
+//   --quantize bf16|int8   keeps the loaded float32 weights in that format from then on
+//                     (nn/quantize.h), as if `tinygpt quantize` had written them.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -28,17 +30,18 @@ struct ModelSourceArguments {
   std::string config;
   std::string data;
   uint64_t seed = 1337;
+  std::string quantize;  // "", or bf16 / bfloat16 / int8
   bool fresh_models = false;  // --config is offered (set by add_model_source_options)
 };
 
-// Registers --ckpt, --weights, --vocab and, when `fresh_models`, --config,
-// --seed and --data on `command`.
+// Registers --ckpt, --weights, --vocab, --quantize and, when `fresh_models`,
+// --config, --seed and --data on `command`.
 void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments, bool fresh_models);
 
 struct LoadedModel {
   std::unique_ptr<GPT> model;
   std::optional<tokenizer::TextTokenizer> tokenizer;  // always set by load_model
-  std::string description;  // one line for stderr: what was loaded, from where
+  std::string description;  // one line for stderr: what was loaded, from where (and in which weight format)
 };
 
 // Loads what the arguments name (in eval mode). Throws tg::Error naming

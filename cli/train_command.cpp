@@ -215,7 +215,11 @@ LoadedModel initial_model(const TrainArguments& arguments) {
   } else {
     source.checkpoint = arguments.init_from;
   }
-  return load_model(source, "train --init-from");
+  LoadedModel loaded = load_model(source, "train --init-from");
+  check(loaded.model->weight_format() == DType::Float32, "train --init-from: ", arguments.init_from, " holds ",
+        dtype_name(loaded.model->weight_format()), " weights (tinygpt quantize), which are for inference; ",
+        "fine-tune from the float32 model");
+  return loaded;
 }
 
 void run_train(const CLI::App& command, const TrainArguments& arguments) {

@@ -13,6 +13,7 @@
 #include "nn/functional/rope_kernels.h"
 #include "nn/linear.h"
 #include "nn/positional.h"
+#include "nn/quantize.h"
 #include "tensor/softmax.h"
 #include "tensor/view.h"
 
@@ -311,7 +312,8 @@ Stage make_stage(const std::string& id_prefix, const std::string& kind, const st
 
 ParameterLeaves parameter_leaves(const GPT& model, bool requires_grad) {
   ParameterLeaves leaves;
-  for (const auto& [name, parameter] : model.named_parameters())
+  // A quantized model's weights widened back to float32: the numbers it computes with.
+  for (const auto& [name, parameter] : nn::dequantized_parameters(model))
     leaves.emplace(name, parameter.detach().set_requires_grad(requires_grad));
   return leaves;
 }

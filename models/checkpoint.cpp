@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "nn/quantize.h"
 #include "tensor/bounded_json.h"
 #include "tensor/view.h"
 #include "tokenizer/text_tokenizer.h"
@@ -119,21 +120,26 @@ nlohmann::json checked_tokenizer(const nlohmann::json& json, int64_t vocab_size)
   return json;
 }
 
-// The tensor `name` of the file, checked against the shape it must have.
-const Tensor& expect_tensor(const Checkpoint& checkpoint, const std::string& name, const Shape& shape) {
+// The tensor `name` of the file, checked against the dtype and shape it must have.
+const Tensor& expect_tensor(const Checkpoint& checkpoint, const std::string& name, const Shape& shape,
+                            DType dtype = DType::Float32) {
   const Tensor* tensor = checkpoint.file.find(name);
   check(tensor != nullptr, "checkpoint '", checkpoint.path, "': tensor '", name, "' ", shape,
-        " is missing (the file does not match its config)");
-  check(tensor->dtype() == DType::Float32 && tensor->shape() == shape, "checkpoint '", checkpoint.path,
-        "': tensor '", name, "' is ", dtype_name(tensor->dtype()), " ", tensor->shape(), ", expected float32 ",
-        shape);
+        dtype == DType::Float32 ? "" : std::string(" ") + dtype_name(dtype), " is missing (the file does not match its config)");
+  check(tensor->dtype() == dtype && tensor->shape() == shape, "checkpoint '", checkpoint.path, "': tensor '", name,
+        "' is ", dtype_name(tensor->dtype()), " ", tensor->shape(), ", expected ", dtype_name(dtype), " ", shape);
   return *tensor;
 }
+
+// Bytes a parameter takes at least in a file of weights in `format`.
+int64_t least_bytes_per_parameter(DType format) { return format == DType::Float32 ? 4 : format == DType::BFloat16 ? 2 : 1; }
 
 }  // namespace
 
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
                      const nn::AdamW* optimizer) {
+  check(!optimizer || model.weight_format() == DType::Float32, "save_checkpoint: a model of ",
+        dtype_name(model.weight_format()), " weights has no optimiser state to save");
   std::vector<NamedTensor> tensors;
   for (const auto& [name, parameter] : model.named_parameters()) tensors.push_back({name, parameter.detach()});
   if (optimizer) {
@@ -156,6 +162,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
       {"data_generator", generator_json(header.data_generator).dump()},
       {"dropout_generator", generator_json(header.dropout_generator).dump()},
       {"best_val_loss", exact_text(header.best_val_loss)},
+      {"weights", dtype_name(model.weight_format())},
   };
   if (!header.other_ranks.empty()) {
     nlohmann::json ranks = nlohmann::json::array();
@@ -193,6 +200,14 @@ Checkpoint load_checkpoint(const std::string& path) {
   check(optimizer == "adamw" || optimizer == "none", "checkpoint '", path, "': unknown optimizer '", optimizer,
         "' (expected 'adamw' or 'none')");
   checkpoint.has_optimizer_state = optimizer == "adamw";
+  if (metadata.count("weights")) {
+    const std::string& weights = reader.text("weights");
+    check(weights == "float32" || weights == "bfloat16" || weights == "int8", "checkpoint '", path, "': 'weights' is '",
+          weights, "'; expected float32, bfloat16 or int8");
+    header.weights = nn::parse_weight_format(weights);
+    check(header.weights == DType::Float32 || !checkpoint.has_optimizer_state, "checkpoint '", path, "' holds ",
+          weights, " weights and an optimiser state; quantized checkpoints hold weights only");
+  }
   // Before any model is built from the config, a first check that the file can
   // hold what it describes (a 3 MB file declaring n_layer = 10^9 would otherwise
   // allocate gigabytes before restore_parameters names the first missing tensor).
@@ -200,7 +215,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   for (const NamedTensor& tensor : checkpoint.file.tensors)
     stored_bytes += tensor.tensor.numel() * static_cast<int64_t>(dtype_size(tensor.tensor.dtype()));
   const int64_t described = header.config.parameter_count();
-  check(described <= stored_bytes / 4, "checkpoint '", path, "': its config describes ", described,
+  check(described <= stored_bytes / least_bytes_per_parameter(header.weights), "checkpoint '", path, "': its config describes ", described,
         " parameters, more than the ", stored_bytes, " bytes of tensors in the file can hold (the file does not match "
         "its config)");
   checkpoint.optimizer_step = reader.integer("optimizer_step");
@@ -208,9 +223,14 @@ Checkpoint load_checkpoint(const std::string& path) {
 }
 
 void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
+  if (checkpoint.header.weights != model.weight_format()) {
+    check(model.weight_format() == DType::Float32, "restore_parameters: checkpoint '", checkpoint.path, "' holds ",
+          dtype_name(checkpoint.header.weights), " weights; the model's are ", dtype_name(model.weight_format()));
+    model.quantize(checkpoint.header.weights);
+  }
   std::set<std::string> expected;
   for (const auto& [name, parameter] : model.named_parameters()) {
-    raw::copy_(parameter, expect_tensor(checkpoint, name, parameter.shape()));
+    raw::copy_(parameter, expect_tensor(checkpoint, name, parameter.shape(), parameter.dtype()));
     expected.insert(name);
     if (checkpoint.has_optimizer_state) {
       for (const char* prefix : kMomentPrefix) expected.insert(prefix + name);
@@ -219,6 +239,11 @@ void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
   for (const NamedTensor& tensor : checkpoint.file.tensors) {
     check(expected.count(tensor.name) == 1, "checkpoint '", checkpoint.path, "': unexpected tensor '", tensor.name,
           "' ", tensor.tensor.shape(), " (the model built from its config has no such parameter)");
+  }
+  try {
+    model.check_quantized_weights();
+  } catch (const Error& error) {
+    fail("checkpoint '", checkpoint.path, "': ", error.what());
   }
 }
 

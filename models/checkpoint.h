@@ -1,8 +1,10 @@
 // Checkpoints: one safetensors file holding everything needed to sample from a
 // model or to resume its training exactly where it stopped.
 //
-// Tensors (float32):
-//   <name>               every model parameter, under GPT::named_parameters()'s name
+// Tensors (float32, but for the weights of a quantized model):
+//   <name>               every model parameter, under GPT::named_parameters()'s name;
+//                        a quantized model's weight matrices in bfloat16 or int8, and
+//                        for int8 their scales as <name>_scale (nn/quantize.h)
 //   optimizer.m.<name>   AdamW's first moment for that parameter   } training checkpoints
 //   optimizer.v.<name>   AdamW's second moment                      } only
 // Metadata (strings):
@@ -20,6 +22,8 @@
 //   other_ranks    only from a job of N > 1 ranks (distributed/): the same two generators of ranks
 //                  1 .. N-1, [{"data": {...}, "dropout": {...}}, ...], so a job of N ranks resumes exactly
 //   best_val_loss  the lowest validation loss so far ("inf" before the first evaluation)
+//   weights        "float32", or "bfloat16" / "int8" for a quantized model (tinygpt quantize);
+//                  absent in older files, which are float32
 //
 // A training run writes DIR/model.safetensors (the latest state, with the
 // optimiser: --resume reads it) and DIR/best.safetensors (weights at the lowest
@@ -65,10 +69,11 @@ struct CheckpointHeader {
   std::vector<RankGenerators> other_ranks;           // ranks 1 .. N-1 of a job of N ranks
   int64_t ranks() const { return 1 + static_cast<int64_t>(other_ranks.size()); }
   double best_val_loss = std::numeric_limits<double>::infinity();
+  DType weights = DType::Float32;  // the format of the weight matrices (GPT::weight_format)
 };
 
 // Writes the model's parameters (and the optimiser's moments when `optimizer` is
-// given) with `header` to `path`, atomically (tensor/atomic_file.h: a temporary
+// given) with `header` to `path`; header.weights is taken from the model. Atomically (tensor/atomic_file.h: a temporary
 // file, fsync, rename).
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
                      const nn::AdamW* optimizer = nullptr);
@@ -87,9 +92,10 @@ struct Checkpoint {
 // checkpoint, a bad config, a missing key, ...
 Checkpoint load_checkpoint(const std::string& path);
 
-// Copies the checkpoint's parameters into `model` (built from header.config).
-// Throws naming the tensor when one is missing, unexpected or of the wrong
-// shape or dtype.
+// Copies the checkpoint's parameters into `model` (built from header.config, in
+// float32); a checkpoint of bfloat16 or int8 weights quantizes the model to that
+// format first. Throws naming the tensor when one is missing, unexpected or of
+// the wrong shape or dtype, or when an int8 scale is not a finite number >= 0.
 void restore_parameters(const Checkpoint& checkpoint, GPT& model);
 
 // Copies the saved moments and step into `optimizer`, parameter by parameter in

@@ -10,6 +10,7 @@
 #include "nn/functional/cross_entropy.h"
 #include "nn/init.h"
 #include "nn/module_list.h"
+#include "nn/quantize.h"
 
 namespace tg {
 
@@ -84,7 +85,18 @@ Tensor GPT::embed(const Tensor& ids, int64_t offset) const {
 Tensor GPT::logits_rows(const Tensor& x) const {
   const Tensor rows = view(ln_f_->forward(x), {-1, config_.n_embd});  // (B*T, C), a view
   if (lm_head_) return lm_head_->forward(rows);                       // (B*T, V)
-  return linear_product(rows, wte_->weight(), "lm_head");             // (B*T, C) @ (V, C)^T -> (B*T, V)
+  if (wte_->is_quantized()) return nn::linear(rows, wte_->quantized_weight(), Tensor());
+  return linear_product(rows, wte_->weight(), "lm_head");  // (B*T, C) @ (V, C)^T -> (B*T, V)
+}
+
+void GPT::quantize(DType format) {
+  check(weight_format() == DType::Float32, "GPT::quantize: the weights are ", dtype_name(weight_format()),
+        "; only a float32 model is quantized");
+  nn::quantize_weights(*this, format);
+}
+
+void GPT::check_quantized_weights() const {
+  for (const auto& [name, matrix] : nn::quantized_weights(*this)) check_quantized_matrix(matrix, name);
 }
 
 Tensor GPT::logits(const Tensor& x, LogitPositions positions) const {
@@ -122,7 +134,9 @@ std::string GPT::describe() const {
   text << "GPT(preset=" << config_.preset << ", vocab=" << config_.vocab_size << ", block=" << config_.block_size
        << ", layers=" << config_.n_layer << ", heads=" << config_.n_head << ", embd=" << config_.n_embd
        << ", positional=" << positional_encoding_name(config_.positional)
-       << (config_.tie_embeddings ? ", tied" : ", untied") << ", " << dtype_name(dtype_) << ")";
+       << (config_.tie_embeddings ? ", tied" : ", untied") << ", " << dtype_name(dtype_);
+  if (is_quantized_format(weight_format())) text << ", weights " << dtype_name(weight_format());
+  text << ")";
   return text.str();
 }
 

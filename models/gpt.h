@@ -44,6 +44,16 @@ class GPT : public nn::Module {
   const GPTConfig& config() const { return config_; }
   DType dtype() const { return dtype_; }
 
+  // Reduced-precision weights for inference (nn/quantize.h): bfloat16 or int8.
+  // A float32 model only; from then on the model generates, evaluates and is
+  // saved in that format, and cannot be trained.
+  void quantize(DType format);
+  // float32 (or float64) until quantize(), then bfloat16 or int8.
+  DType weight_format() const { return wte_->weight().dtype(); }
+  // Throws tg::Error naming the weight unless every quantized matrix is well
+  // formed (tensor/quantized_matrix.h's check_quantized_matrix): after loading one.
+  void check_quantized_weights() const;
+
   // Which positions get logits. Generation needs only the last one, and the LM
   // head (a V x C matmul per row) is a third of a 64-token gpt2 forward.
   enum class LogitPositions { All, Last };

@@ -22,7 +22,8 @@
 //   logits = lm_head(ln_f(x))                 rows split                    (V)
 //
 // No value is summed across threads, and each row uses the same kernel as the
-// general path (gemv_rows, and from the kernel table's copy in use,
+// general path (gemv_rows, or gemv_rows_quantized for bfloat16 and int8 weights,
+// and from the kernel table's copy in use,
 // nn/functional/kernel_table.h: layer_norm_row, gelu, rope_rotate_row,
 // attend_one_query), so the logits equal the general path's bit for bit, for
 // any thread count (tests/models/test_gpt_decode.cpp).
@@ -31,6 +32,7 @@
 #include "nn/functional/kernel_table.h"
 #include "nn/functional/rope_kernels.h"
 #include "tensor/gemv.h"
+#include "tensor/quantized_matmul.h"
 #include "tensor/team.h"
 #include "tensor/view.h"
 
@@ -44,12 +46,22 @@ void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, i
                                    norm.eps());
 }
 
+// out[r] = W[r] . x for rows r in [first, last) of W (out, in): float32, or
+// bfloat16 / int8 (tensor/quantized_matmul.h).
+// x_int8 is this thread's scratch for x rounded to int8 blocks.
+void weight_rows(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x, Int8Activations& x_int8,
+                 float* out) {
+  const int64_t in = weight.cols();
+  if (weight.format() == DType::Float32)
+    raw::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
+  else
+    raw::gemv_rows_quantized_serial(weight, first, last, x, x_int8, out + first);
+}
+
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
-void linear_share(const Team& team, const nn::Linear& linear, const float* x, float* out) {
-  const Tensor& weight = linear.weight();
-  const int64_t in = weight.size(1);
-  const auto [first, last] = team.share(weight.size(0));
-  raw::gemv_rows_serial(last - first, in, 1.0f, weight.data<float>() + first * in, in, x, 0.0f, out + first);
+void linear_share(const Team& team, const nn::Linear& linear, const float* x, Int8Activations& x_int8, float* out) {
+  const auto [first, last] = team.share(linear.out_features());
+  weight_rows(linear.quantized_weight(), first, last, x, x_int8, out);
   if (linear.bias().defined()) {
     const float* bias = linear.bias().data<float>();
     for (int64_t row = first; row < last; ++row) out[row] += bias[row];
@@ -58,8 +70,9 @@ void linear_share(const Team& team, const nn::Linear& linear, const float* x, fl
 
 // residual[r] += (W[r] . x + b[r]) for this thread's share: the branch is
 // rounded before it is added, as add(x, linear(...)) does. branch is scratch (out).
-void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, float* branch, float* residual) {
-  linear_share(team, linear, x, branch);
+void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, Int8Activations& x_int8,
+                      float* branch, float* residual) {
+  linear_share(team, linear, x, x_int8, branch);
   const auto [first, last] = team.share(linear.weight().size(0));
   for (int64_t row = first; row < last; ++row) residual[row] += branch[row];
 }
@@ -140,35 +153,35 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   if (config_.positional == PositionalEncoding::Rope)
     nn::rope_tables(1, head_size, position, config_.rope_base, rope_cosines, rope_sines);
   std::vector<float> qkv(3 * channels), attended(channels), hidden(4 * channels);
-  const Tensor& lm_weight = lm_head_ ? lm_head_->weight() : wte_->weight();  // (V, C)
+  const QuantizedMatrix lm_weight = lm_head_ ? lm_head_->quantized_weight() : wte_->quantized_weight();  // (V, C)
   Tensor logits = Tensor::empty({1, 1, config_.vocab_size}, DType::Float32);
 
   run_in_team([&](Team& team) {
     // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
     std::vector<float> normed(channels), scores(position + 1), query(head_size), branch(channels);
+    Int8Activations x_int8;  // the input of the Linear at hand, rounded (int8 weights only)
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
       layer_norm_into(block.ln_1(), x.data(), normed.data(), channels);
-      linear_share(team, block.attn().qkv(), normed.data(), qkv.data());
+      linear_share(team, block.attn().qkv(), normed.data(), x_int8, qkv.data());
       team.sync();
       const AttentionStep attention{qkv.data(), rope_cosines, rope_sines, caches[layer],
                                     heads,      head_size,    position,   attended.data()};
       attention.run(team, scores, query);
       team.sync();
-      add_linear_share(team, block.attn().c_proj(), attended.data(), branch.data(), x.data());
+      add_linear_share(team, block.attn().c_proj(), attended.data(), x_int8, branch.data(), x.data());
       team.sync();
       layer_norm_into(block.ln_2(), x.data(), normed.data(), channels);
-      linear_share(team, block.mlp().c_fc(), normed.data(), hidden.data());
+      linear_share(team, block.mlp().c_fc(), normed.data(), x_int8, hidden.data());
       const auto [first, last] = team.share(4 * channels);  // the rows this thread just wrote
       nn::row_kernels().gelu_in_place(hidden.data() + first, last - first, config_.gelu);
       team.sync();
-      add_linear_share(team, block.mlp().c_proj(), hidden.data(), branch.data(), x.data());
+      add_linear_share(team, block.mlp().c_proj(), hidden.data(), x_int8, branch.data(), x.data());
       team.sync();
     }
     layer_norm_into(*ln_f_, x.data(), normed.data(), channels);
     const auto [first, last] = team.share(config_.vocab_size);
-    raw::gemv_rows_serial(last - first, channels, 1.0f, lm_weight.data<float>() + first * channels, channels,
-                          normed.data(), 0.0f, logits.data<float>() + first);
+    weight_rows(lm_weight, first, last, normed.data(), x_int8, logits.data<float>());
   });
   for (nn::KVCache& cache : caches) cache.length = position + 1;
   return logits;

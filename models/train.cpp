@@ -223,6 +223,9 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
 
 std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, TrainingData data,
                                                  const TrainSettings& settings, dist::Communicator& job) {
+  check(checkpoint.header.weights == DType::Float32, "train --resume: '", checkpoint.path, "' holds ",
+        dtype_name(checkpoint.header.weights), " weights (tinygpt quantize), which are for inference; training needs ",
+        "the float32 checkpoint");
   check(checkpoint.has_optimizer_state, "train --resume: '", checkpoint.path,
         "' holds weights only; resume from the run's ", kLatestCheckpointFile);
   check_same_tokenizer(checkpoint.header.tokenizer, data.tokenizer, checkpoint.path);

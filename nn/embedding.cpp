@@ -10,7 +10,15 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, DType dtype)
   weight_ = register_parameter("weight", zeros({num_embeddings, embedding_dim}, dtype));
 }
 
-Tensor Embedding::forward(const Tensor& ids) const { return embedding(weight_, ids); }
+Tensor Embedding::forward(const Tensor& ids) const {
+  return is_quantized() ? embedding_quantized(quantized_weight(), ids) : embedding(weight_, ids);
+}
+
+void Embedding::quantize(DType format) {
+  const QuantizedMatrix matrix = quantize_parameter("weight", format);
+  weight_ = matrix.values;
+  weight_scale_ = matrix.scales;
+}
 
 std::string Embedding::describe() const {
   return "Embedding(" + std::to_string(weight_.size(0)) + ", " + std::to_string(weight_.size(1)) + ")";

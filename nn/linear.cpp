@@ -1,6 +1,9 @@
 #include "nn/linear.h"
 
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "tensor/elementwise.h"
+#include "tensor/quantized_matmul.h"
 
 namespace tg::nn {
 
@@ -24,7 +27,28 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const c
   return x.dim() == 2 ? y : view(y, out_shape);                          // (..., out)
 }
 
-Tensor Linear::forward(const Tensor& x) const { return linear(x, weight_, bias_, profile_role_); }
+Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias) {
+  const int64_t in_features = weight.cols();
+  check(x.dim() >= 1 && x.size(-1) == in_features, "Linear: input of shape ", x.shape(), " needs a last dim of ",
+        in_features);
+  check(!(x.requires_grad() && is_grad_enabled()), "Linear: a ", dtype_name(weight.format()),
+        " weight is for inference; it cannot pass a gradient back to an input that needs one (run under NoGradGuard)");
+  Shape out_shape = x.shape();
+  out_shape.back() = weight.rows();
+  Tensor y = raw::matmul_quantized(reshape(x.detach(), {-1, in_features}), weight);  // (N, in) @ (out, in)^T -> (N, out)
+  if (bias.defined()) y = raw::add(y, bias.detach());                                // (N, out) + (out)
+  return view(y, out_shape);                                                           // (..., out)
+}
+
+Tensor Linear::forward(const Tensor& x) const {
+  return is_quantized() ? linear(x, quantized_weight(), bias_) : linear(x, weight_, bias_, profile_role_);
+}
+
+void Linear::quantize(DType format) {
+  const QuantizedMatrix matrix = quantize_parameter("weight", format);
+  weight_ = matrix.values;
+  weight_scale_ = matrix.scales;
+}
 
 std::string Linear::describe() const {
   return "Linear(in=" + std::to_string(in_features_) + ", out=" + std::to_string(out_features_) +

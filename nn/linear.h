@@ -10,6 +10,10 @@
 // Parameters start at zero: initialise them with nn/init.h (the GPT does, by
 // parameter role, in one pass).
 //
+// For inference the weight can be kept in bfloat16 or int8 blocks (quantize(),
+// nn/quantize.h, tensor/quantized_matrix.h): forward then multiplies by the
+// widened weights in float32 and records no graph.
+//
 // The module that owns a Linear names what it is for (set_profile_role("mlp.c_fc")):
 // the profile's GEMM rows of its forward and backward products (tensor/profile.h).
 #pragma once
@@ -21,6 +25,9 @@ namespace tg::nn {
 // (the walk-through reads parameters by name). bias may be undefined;
 // profile_role as in tg::matmul (autograd/matmul_op.h).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role = nullptr);
+// The same with a reduced-precision weight (out, in): inference only, so x must
+// not need a gradient while one is being recorded.
+Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias);
 
 class Linear : public Module {
  public:
@@ -28,7 +35,11 @@ class Linear : public Module {
 
   Tensor forward(const Tensor& x) const;
 
-  const Tensor& weight() const { return weight_; }  // (out, in)
+  const Tensor& weight() const { return weight_; }  // (out, in): float32/64, or bfloat16/int8 values once quantized
+  // Keeps the weight in `format` (bfloat16 or int8) from now on.
+  void quantize(DType format);
+  bool is_quantized() const { return is_quantized_format(weight_.dtype()); }
+  QuantizedMatrix quantized_weight() const { return {weight_, weight_scale_}; }  // when is_quantized()
   const Tensor& bias() const { return bias_; }      // (out), undefined without bias
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
@@ -39,6 +50,7 @@ class Linear : public Module {
  private:
   int64_t in_features_, out_features_;
   Tensor weight_, bias_;
+  Tensor weight_scale_;  // (out, ceil(in / 32)) for an int8 weight
   const char* profile_role_ = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "nn/module.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "tensor/factory.h"
@@ -21,6 +22,20 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   value.set_requires_grad(true);
   parameters_.emplace_back(name, value);
   return value;
+}
+
+QuantizedMatrix Module::quantize_parameter(const std::string& name, DType format) {
+  auto entry = std::find_if(parameters_.begin(), parameters_.end(), [&](const auto& named) { return named.first == name; });
+  check(entry != parameters_.end(), "Module: no parameter named '", name, "' to quantize");
+  check(entry->second.dtype() == DType::Float32, "Module: parameter '", name, "' is ", dtype_name(entry->second.dtype()),
+        "; only float32 weights are quantized");
+  const QuantizedMatrix matrix = quantize_matrix(entry->second, format);
+  entry->second = matrix.values;
+  if (matrix.scales.defined()) {
+    check_new_name(name + "_scale");
+    parameters_.insert(entry + 1, {name + "_scale", matrix.scales});
+  }
+  return matrix;
 }
 
 void Module::collect_parameters(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out) const {
@@ -68,6 +83,7 @@ void print_line(std::ostream& out, const std::string& path, const Module& module
   const char* separator = "  ";
   for (const auto& [name, parameter] : module.own_parameters()) {
     out << separator << name << " " << shape_str(parameter.shape());
+    if (is_quantized_format(parameter.dtype())) out << " " << dtype_name(parameter.dtype());
     separator = ", ";
   }
   out << "\n";

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensor/quantized_matrix.h"
 #include "tensor/tensor.h"
 
 namespace tg::nn {
@@ -51,6 +52,11 @@ class Module {
  protected:
   // Registers `value` under `name` (no dots) and marks it as requiring grad.
   Tensor register_parameter(const std::string& name, Tensor value);
+  // Replaces the float32 matrix registered as `name` by its reduced-precision
+  // form (tensor/quantized_matrix.h; nn/quantize.h): the values under `name`
+  // and, for int8, the scales under name + "_scale" right after it. Neither
+  // requires grad: a quantized module runs inference only.
+  QuantizedMatrix quantize_parameter(const std::string& name, DType format);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     check_new_name(name);

@@ -24,7 +24,16 @@ LearnedPositions::LearnedPositions(int64_t block_size, int64_t channels, DType d
 
 Tensor LearnedPositions::forward(int64_t length, int64_t offset) const {
   check_range(weight_.size(0), length, offset, "LearnedPositions");
-  return narrow(weight_, 0, offset, length);
+  if (!is_quantized()) return narrow(weight_, 0, offset, length);
+  Tensor rows = Tensor::empty({length, weight_.size(1)}, DType::Float32);  // (length, C)
+  dequantize_rows(quantized_weight(), offset, length, rows.data<float>());
+  return rows;
+}
+
+void LearnedPositions::quantize(DType format) {
+  const QuantizedMatrix matrix = quantize_parameter("weight", format);
+  weight_ = matrix.values;
+  weight_scale_ = matrix.scales;
 }
 
 std::string LearnedPositions::describe() const {

@@ -29,11 +29,16 @@ class LearnedPositions : public AbsolutePositions {
   LearnedPositions(int64_t block_size, int64_t channels, DType dtype = DType::Float32);
   // A view of rows offset .. offset + length - 1 (their gradient lands in those rows).
   Tensor forward(int64_t length, int64_t offset = 0) const override;
-  const Tensor& weight() const { return weight_; }  // (block_size, C)
+  const Tensor& weight() const { return weight_; }  // (block_size, C): float32/64, or bfloat16/int8 once quantized
+  // For inference (nn/quantize.h): the rows are widened as they are read.
+  void quantize(DType format);
+  bool is_quantized() const { return is_quantized_format(weight_.dtype()); }
+  QuantizedMatrix quantized_weight() const { return {weight_, weight_scale_}; }  // when is_quantized()
   std::string describe() const override;
 
  private:
   Tensor weight_;
+  Tensor weight_scale_;  // (block_size, ceil(C / 32)) for an int8 table
 };
 
 // The (block_size, C) table is not stored: each forward computes the rows it

@@ -1,0 +1,10 @@
+// Compiled twice (tensor/CMakeLists.txt): for AVX2, where TG_ISA is isa_avx2,
+// and for AVX-512, where it is isa_avx512; each fills its namespace's table.
+#include "tensor/quantized_kernels.h"
+
+namespace tg::TG_ISA {
+
+const QuantizedRowKernels kQuantizedRowKernels = {&dot_int8_row, &dot_bfloat16_row, &dequantize_int8_row,
+                                                  &dequantize_bfloat16_row};
+
+}  // namespace tg::TG_ISA

@@ -1,0 +1,101 @@
+#include "tensor/quantized_matmul.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "tensor/gemm.h"
+#include "tensor/profile.h"
+#include "tensor/quantized_kernels.h"
+#include "tensor/view.h"
+
+namespace tg::raw {
+
+namespace {
+
+// Rows of W a thread widens at a time in a product of many rows: 96 KB of
+// float32 for in = 768, so the panel stays in the core's L2 while BLAS reads it.
+constexpr int64_t kPanelFloats = 96 * 1024;
+// Rows a thread takes at a time in a one-row product (about 48 KB of int8, 96
+// KB of bfloat16 for in = 768): dynamic chunks, as tensor/gemv.cpp explains.
+constexpr int64_t kChunkWeights = 48 * 1024;
+
+}  // namespace
+
+namespace {
+
+// out[r - first] = W[r] . x for rows r in [first, last); x_int8 is x rounded (int8 W only).
+void weight_rows(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
+                 const Int8Activations& x_int8, float* out) {
+  const int64_t cols = weight.cols();
+  const QuantizedRowKernels& kernels = quantized_row_kernels();
+  if (weight.format() == DType::BFloat16) {
+    const bfloat16* values = weight.values.data<bfloat16>();
+    for (int64_t row = first; row < last; ++row) out[row - first] = kernels.dot_bfloat16_row(values + row * cols, x, cols);
+    return;
+  }
+  const int8_t* values = weight.values.data<int8_t>();
+  const float* scales = weight.scales.data<float>();
+  const int64_t blocks = weight.scales.size(1);
+  for (int64_t row = first; row < last; ++row)
+    out[row - first] = kernels.dot_int8_row(values + row * cols, scales + row * blocks, x_int8, cols);
+}
+
+}  // namespace
+
+void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
+                                Int8Activations& scratch, float* out) {
+  if (weight.format() == DType::Int8) quantize_activations(x, weight.cols(), scratch);
+  weight_rows(weight, first, last, x, scratch, out);
+}
+
+void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out) {
+  Int8Activations x_int8;  // rounded once, read by every thread
+  if (weight.format() == DType::Int8) quantize_activations(x, weight.cols(), x_int8);
+  const int64_t rows = weight.rows();
+  const int64_t rows_per_chunk = std::max<int64_t>(8, kChunkWeights / std::max<int64_t>(1, weight.cols()));
+  const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+#pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t first = chunk * rows_per_chunk, last = std::min(rows, first + rows_per_chunk);
+    weight_rows(weight, first, last, x, x_int8, out + first);
+  }
+}
+
+Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
+  check(x.dim() == 2 && x.dtype() == DType::Float32 && x.size(1) == weight.cols(), "matmul_quantized: x of ",
+        dtype_name(x.dtype()), " shape ", x.shape(), " cannot multiply a weight of shape ", weight.values.shape(),
+        " (x needs (N, ", weight.cols(), ") float32)");
+  ProfileScope scope(ProfileFamily::gemm, "quantized");
+  const Tensor rows_in = raw::contiguous(x);
+  const int64_t rows = x.size(0), out_features = weight.rows(), in_features = weight.cols();
+  scope.add_flops(2.0 * static_cast<double>(rows) * static_cast<double>(out_features) * static_cast<double>(in_features));
+  scope.add_bytes_of(x, weight.values, weight.scales);
+  Tensor y = Tensor::empty({rows, out_features}, DType::Float32);
+  const float* input = rows_in.data<float>();
+  float* output = y.data<float>();
+  if (rows == 1) {
+    gemv_rows_quantized(weight, input, output);
+    return y;
+  }
+  // Each thread widens a panel of W's rows into its own buffer and multiplies
+  // x by it on its own (BLAS inside a parallel region runs on the calling thread):
+  // y[:, panel] (N, P) = x (N, in) @ panel^T (in, P).
+  const int64_t panel_rows = std::clamp<int64_t>(kPanelFloats / in_features, 16, out_features);
+  const int64_t panels = (out_features + panel_rows - 1) / panel_rows;
+#pragma omp parallel
+  {
+    std::vector<float> panel(static_cast<size_t>(panel_rows * in_features));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t index = 0; index < panels; ++index) {
+      const int64_t first = index * panel_rows, count = std::min(panel_rows, out_features - first);
+      dequantize_rows(weight, first, count, panel.data());
+      gemm(false, true, rows, count, in_features, 1.0f, input, in_features, panel.data(), in_features, 0.0f,
+           output + first, out_features);
+    }
+  }
+  return y;
+}
+
+}  // namespace tg::raw

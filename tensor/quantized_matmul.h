@@ -1,0 +1,33 @@
+// Products with a reduced-precision weight matrix W (out, in) (tensor/quantized_matrix.h),
+// the two shapes inference needs:
+//
+//   one row     out (out) = W (out, in) @ x (in)       batch-1 decoding: each weight
+//               read once for one multiply-add: a bfloat16 weight widened to
+//               float32 in registers; an int8 weight multiplied in bytes with x
+//               rounded to int8 blocks (Int8Activations, tensor/quantized_matrix.h)
+//   many rows   y (N, out) = x (N, in) @ W^T           a prompt's prefill, evaluation:
+//               W is widened a panel of rows at a time into a float32 buffer
+//               that stays in cache, and BLAS multiplies x by each panel
+//
+// Otherwise the activations and the sums stay float32. A row's result does not depend on
+// how rows are shared among threads, so a decode step computing its own share
+// (tensor/team.h) gets the same numbers as gemv_rows_quantized.
+#pragma once
+#include <cstdint>
+
+#include "tensor/quantized_matrix.h"
+
+namespace tg::raw {
+
+// out[r - first] = W[r] . x for rows r in [first, last), on the calling thread.
+// x (in) and out contiguous. For an int8 W, x is rounded into `scratch` first
+// (each thread keeps its own; its buffers are reused).
+void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
+                                Int8Activations& scratch, float* out);
+// The same for every row, the rows shared among the OpenMP threads.
+void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out);
+
+// x (N, in) float32 -> x @ W^T (N, out) float32. One row takes gemv_rows_quantized.
+Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight);
+
+}  // namespace tg::raw
