@@ -156,6 +156,7 @@ template bool Tensor::item<bool>() const;
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<int8_t> Tensor::to_vector<int8_t>() const;
 template std::vector<bool> Tensor::to_vector<bool>() const;
 
 }  // namespace tg
