@@ -3,6 +3,7 @@
 //   tinygpt eval --weights gpt2/ --data wiki.txt --block-size 1024 --max-tokens 50000
 //   tinygpt eval --ckpt runs/shakespeare-char --data ../shared/data/tinyshakespeare.txt
 //   tinygpt eval --weights gpt2/ --ids "464 3616 286 1204 318"
+//   tinygpt eval --ckpt runs/shakespeare-int8 --data ... --cached   (through the KV cache, as generation)
 //
 // stdout gets exactly one line, `loss <value> perplexity <value>`, each value the
 // shortest decimal that reads back as the same double; what was loaded and the
@@ -38,6 +39,7 @@ struct EvalArguments {
   int64_t block_size = 0;  // 0: the model's
   int64_t max_tokens = 0;  // 0: all
   std::string split = "all";
+  bool cached = false;
   int threads = 0;
 };
 
@@ -100,12 +102,13 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
 
   const auto start = std::chrono::steady_clock::now();
   const bool show_progress = isatty(STDERR_FILENO) == 1;  // a log file gets the summary only
+  const EvaluationPath path = arguments.cached ? EvaluationPath::Cached : EvaluationPath::Forward;
   const EvaluationResult result = evaluate(*loaded.model, ids, block_size, [&](int64_t done, int64_t all) {
     if (!show_progress) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "\reval: %lld / %lld tokens (%.0f tokens/s)", static_cast<long long>(done),
                  static_cast<long long>(all), static_cast<double>(done) / std::max(seconds, 1e-9));
-  });
+  }, path);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "%seval: %lld tokens predicted in %lld windows, %.1f s (%.0f tokens/s)\n", show_progress ? "\n" : "",
                static_cast<long long>(result.predicted_tokens), static_cast<long long>(result.windows), seconds,
@@ -125,6 +128,9 @@ void add_eval_command(CLI::App& app) {
       ->check(positive_integer());
   command->add_option("--max-tokens", arguments->max_tokens, "Evaluate only the first N tokens")
       ->check(positive_integer());
+  command->add_flag("--cached", arguments->cached,
+                   "Score one token at a time through the KV cache, as generation computes (slower; for int8 "
+                   "weights it rounds the activations as decoding does)");
   command->add_option("--split", arguments->split,
                       "all, or the train or val part as training splits a corpus (the first 90% / the last 10%)")
       ->capture_default_str()

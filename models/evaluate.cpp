@@ -32,6 +32,22 @@ double batch_loss(GPT& model, std::span<const int64_t> ids, int64_t first, int64
   return model.loss(from_vector(inputs, {count, length}), from_vector(targets, {count, length})).item<double>();
 }
 
+// The summed loss of one window read token by token through the KV cache:
+// inputs ids[start, start+length), targets ids[start+1, start+length+1).
+double cached_window_loss(GPT& model, std::span<const int64_t> ids, int64_t start, int64_t length) {
+  std::vector<nn::KVCache> caches = model.make_caches(1, length);
+  double loss_sum = 0;
+  for (int64_t position = start; position < start + length; ++position) {
+    const std::vector<float> logits = model.forward_cached(from_vector<int64_t>({ids[position]}, {1, 1}), caches)
+                                          .to_vector<float>();  // (V)
+    const double largest = *std::max_element(logits.begin(), logits.end());
+    double total = 0;
+    for (float logit : logits) total += std::exp(double{logit} - largest);
+    loss_sum += largest + std::log(total) - logits[ids[position + 1]];  // -log softmax(logits)[target]
+  }
+  return loss_sum;
+}
+
 }  // namespace
 
 void check_evaluation_input(const GPT& model, std::span<const int64_t> ids, int64_t block_size) {
@@ -46,7 +62,7 @@ void check_evaluation_input(const GPT& model, std::span<const int64_t> ids, int6
 }
 
 EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t block_size,
-                          const EvaluationProgress& progress) {
+                          const EvaluationProgress& progress, EvaluationPath path) {
   check_evaluation_input(model, ids, block_size);
   const GPTConfig& config = model.config();
   NoGradGuard no_grad;
@@ -54,19 +70,25 @@ EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t bloc
   const int64_t predicted = static_cast<int64_t>(ids.size()) - 1;
   const int64_t full_windows = predicted / block_size;
   const int64_t remainder = predicted % block_size;
-  const int64_t batch = windows_per_batch(block_size, config.vocab_size);
+  const int64_t batch = path == EvaluationPath::Cached ? 1 : windows_per_batch(block_size, config.vocab_size);
+  // The summed loss of `count` windows of `length` predicted tokens from ids[first].
+  const auto windows_loss = [&](int64_t first, int64_t count, int64_t length) {
+    if (path == EvaluationPath::Forward)
+      return batch_loss(model, ids, first, count, length) * static_cast<double>(count * length);
+    return cached_window_loss(model, ids, first, length);  // count is 1
+  };
 
   EvaluationResult result;
   double loss_sum = 0;  // sum over predicted tokens
   for (int64_t window = 0; window < full_windows; window += batch) {
     const int64_t count = std::min(batch, full_windows - window);
-    loss_sum += batch_loss(model, ids, window * block_size, count, block_size) * static_cast<double>(count * block_size);
+    loss_sum += windows_loss(window * block_size, count, block_size);
     result.predicted_tokens += count * block_size;
     result.windows += count;
     if (progress) progress(result.predicted_tokens, predicted);
   }
   if (remainder > 0) {
-    loss_sum += batch_loss(model, ids, full_windows * block_size, 1, remainder) * static_cast<double>(remainder);
+    loss_sum += windows_loss(full_windows * block_size, 1, remainder);
     result.predicted_tokens += remainder;
     result.windows += 1;
     if (progress) progress(result.predicted_tokens, predicted);

@@ -31,9 +31,17 @@ using EvaluationProgress = std::function<void(int64_t predicted_tokens, int64_t 
 // them, and 1 <= block_size <= the model's block_size.
 void check_evaluation_input(const GPT& model, std::span<const int64_t> ids, int64_t block_size);
 
+// How each window's logits are computed:
+//   Forward  one forward of the window, all positions at once (fast)
+//   Cached   one token at a time through the KV cache, each a decode step
+//            (GPT::forward_cached): the numbers generation computes. The same
+//            loss up to float32 rounding, but for int8 weights, whose decode
+//            step rounds its activations to int8 blocks too (nn/quantize.h).
+enum class EvaluationPath { Forward, Cached };
+
 // The loss of `ids` (checked as above) with windows of `block_size`.
 // Runs in eval mode without recording a graph (restores the model's mode).
 EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t block_size,
-                          const EvaluationProgress& progress = {});
+                          const EvaluationProgress& progress = {}, EvaluationPath path = EvaluationPath::Forward);
 
 }  // namespace tg

@@ -31,6 +31,9 @@ for format in bf16 int8; do
     "$float_loss" "$loss" "$bound" || fail "eval --ckpt $format: loss $loss not within $bound of float32's $float_loss"
   [[ $(loss_of --ckpt "$work/run" --quantize "$format") == "$loss" ]] \
     || fail "eval --quantize $format: a different loss from the quantized file's"
+  cached_loss=$(loss_of --ckpt "$work/$format" --cached)  # through the KV cache, as generation computes
+  python3 -c "import sys; f, q, b = map(float, sys.argv[1:]); sys.exit(0 if abs(q - f) <= b * f else 1)" \
+    "$float_loss" "$cached_loss" "$bound" || fail "eval --cached $format: loss $cached_loss not within $bound of $float_loss"
 
   "$tinygpt" sample --ckpt "$work/$format" --prompt "First" --tokens 40 --greedy >"$work/cached.txt" 2>"$work/sample.log" \
     || fail "sample --ckpt $format: non-zero exit: $(cat "$work/sample.log")"

@@ -44,6 +44,22 @@ TEST_CASE("evaluate: the mean over windows of block_size, the last one shorter")
   CHECK(result.perplexity == doctest::Approx(std::exp(expected)).epsilon(1e-6));
 }
 
+TEST_CASE("evaluate: through the KV cache, token by token, the same windows and the same loss") {
+  GPTConfig config = tg::testing::tiny_config();
+  config.vocab_size = 11;
+  GPT model(config, 3);
+  const std::vector<int64_t> ids = some_ids(20, config.vocab_size);
+  const EvaluationResult forward = evaluate(model, ids, 8);
+  std::vector<int64_t> reported;
+  const EvaluationResult cached = evaluate(model, ids, 8, [&](int64_t done, int64_t) { reported.push_back(done); },
+                                           EvaluationPath::Cached);
+  CHECK(cached.windows == 3);
+  CHECK(cached.predicted_tokens == 19);
+  CHECK(reported == std::vector<int64_t>{8, 16, 19});
+  CHECK(cached.loss == doctest::Approx(forward.loss).epsilon(1e-6));
+  CHECK(cached.loss != forward.loss);  // computed another way (one row at a time), not copied
+}
+
 TEST_CASE("evaluate: a smaller block size and the shortest sequence") {
   GPTConfig config = tg::testing::tiny_config();
   config.vocab_size = 11;
