@@ -10,7 +10,7 @@
 // tg::bfloat16 does on every CPU, subnormals included: VCVTNE2PS2BF16 is not
 // used because it flushes subnormal inputs to zero. bfloat16 -> float32 is exact.
 // Both are plain loops the compiler vectorises (AVX2), split over the OpenMP
-// threads above kParallelThreshold elements; memory bandwidth bounds them.
+// threads above 2^20 elements; memory bandwidth bounds them.
 #pragma once
 #include <cstdint>
 

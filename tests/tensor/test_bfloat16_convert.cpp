@@ -73,7 +73,7 @@ TEST_CASE(
 }
 
 TEST_CASE("float_to_bfloat16_rows and bfloat16_to_float_rows: row strides, padding left alone, many threads") {
-  const int64_t rows = 300, cols = 130, src_stride = 133, dst_stride = 137;  // 39000 elements: parallel
+  const int64_t rows = 8100, cols = 130, src_stride = 133, dst_stride = 137;  // 1053000 elements: parallel
   Generator generator(3);
   std::vector<float> floats(rows * src_stride);
   for (float& value : floats) value = static_cast<float>(generator.next_uniform() * 2e4 - 1e4);

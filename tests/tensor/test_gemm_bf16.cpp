@@ -141,12 +141,12 @@ TEST_CASE("gemm_bf16: a 2x3 times 3x2 product checked by hand, exact in both ker
 }
 
 TEST_CASE("gemm_bf16: every shape, transpose, alpha and beta against a double loop") {
-  // Sizes around the kernel's tiles (8 rows x 48 columns), k blocks (256), row
+  // Sizes around the kernel's tiles (8 rows x 48 columns), k blocks (384), row
   // blocks (192) and column blocks (3072); odd k; one row or column; big enough
   // to run on both threads (m n k >= 2^20) with one row block or several.
   const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},     {1, 1, 2},      {2, 3, 1},     {7, 5, 3},
-                                                      {8, 48, 16},   {9, 49, 17},    {17, 47, 255}, {33, 97, 257},
-                                                      {16, 96, 512}, {1, 130, 33},   {130, 1, 33},  {200, 150, 64},
+                                                      {8, 48, 16},   {9, 49, 17},    {17, 47, 255}, {33, 97, 385},
+                                                      {16, 96, 769}, {1, 130, 33},   {130, 1, 33},  {200, 150, 64},
                                                       {3, 3100, 5},  {1, 3100, 520}, {64, 64, 1}};
   const std::vector<std::array<float, 2>> alpha_betas = {{1.0f, 0.0f}, {0.5f, 2.0f}, {-1.5f, 1.0f}};
   uint64_t seed = 1;
@@ -155,9 +155,7 @@ TEST_CASE("gemm_bf16: every shape, transpose, alpha and beta against a double lo
       for (int transposes = 0; transposes < 4; ++transposes) {
         const auto [alpha, beta] = alpha_betas[seed % alpha_betas.size()];
         const int64_t padding = seed % 3 == 0 ? 3 : 0;
-        check_product(kernel,
-                      {transposes & 1 ? true : false, transposes & 2 ? true : false, m, n, k, alpha, beta, padding},
-                      seed++);
+        check_product(kernel, {(transposes & 1) != 0, (transposes & 2) != 0, m, n, k, alpha, beta, padding}, seed++);
       }
 }
 
