@@ -3,7 +3,9 @@
 // float32 converts by rounding away the low half, and back by appending zeros.
 //
 // Rounding is to nearest, ties to even, as PyTorch's torch.bfloat16 and the
-// AVX512-BF16 instruction VCVTNEPS2BF16 round; NaN stays NaN (quiet).
+// AVX512-BF16 instruction VCVTNEPS2BF16 round; NaN stays NaN (quiet). Unlike
+// that instruction, subnormal floats round like any other rather than to zero
+// (tests/tensor/test_bfloat16_convert.cpp).
 #pragma once
 #include <bit>
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "tensor/isa.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -11,6 +13,16 @@ bool cpu_has_avx512() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+bool cpu_has_avx512_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  // __get_cpuid_count fails on a CPU whose highest leaf is below 7. A CPU that
+  // knows leaf 7 but not its sub-leaf 1 answers zeros there, so bit 5 is clear.
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  constexpr unsigned kAvx512Bf16 = 1u << 5;
+  // cpu_has_avx512() also tells that the OS saves the 512-bit registers (XCR0).
+  return (eax & kAvx512Bf16) != 0 && cpu_has_avx512();
 }
 
 namespace {

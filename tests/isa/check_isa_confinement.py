@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""No AVX-512 instruction outside the isa_avx512 namespace (tensor/isa.h).
+"""No AVX-512 instruction outside the isa_avx512 namespaces (tensor/isa.h).
 
 A build runs on AVX2-only CPUs only if every AVX-512 instruction sits in a
 kernel that the run-time dispatch calls on AVX-512 CPUs alone. This
@@ -8,6 +8,10 @@ disassembles a linked program and finds every instruction with an EVEX prefix
 function whose name lacks isa_avx512. Such a function is typically a shared
 template (std::vector<float>, say) instantiated in a kernel file compiled for
 AVX-512, whose copy the linker kept.
+
+AVX512-BF16 instructions (VDPBF16PS, VCVTNE2PS2BF16, VCVTNEPS2BF16: "bf16" in
+the mnemonic), which many AVX-512 CPUs lack, must moreover sit in
+isa_avx512_bf16, the namespace of the one kernel compiled with -mavx512bf16.
 
 usage: check_isa_confinement.py PROGRAM...
 """
@@ -33,10 +37,13 @@ def evex_functions(program):
         encoding = [byte for byte in columns[1].split()]
         first = next((byte for byte in encoding if byte not in LEGACY_PREFIXES), None)
         if first == "62":
-            if "isa_avx512" in function:
+            instruction = columns[2].strip()
+            # isa_avx512_bf16 contains isa_avx512: it may hold any AVX-512 instruction.
+            allowed = "isa_avx512_bf16" if "bf16" in instruction.split()[0] else "isa_avx512"
+            if allowed in function:
                 confined.add(function)
             else:
-                leaked.setdefault(function, columns[2].strip())
+                leaked.setdefault(function, instruction)
     return confined, leaked
 
 
@@ -45,7 +52,7 @@ def main():
     for program in sys.argv[1:]:
         confined, leaked = evex_functions(program)
         print(f"{program}: {len(confined)} functions with AVX-512 instructions, all in isa_avx512"
-              if not leaked else f"{program}: AVX-512 instructions outside isa_avx512:")
+              if not leaked else f"{program}: AVX-512 instructions outside isa_avx512 (AVX512-BF16 ones outside isa_avx512_bf16):")
         for function, instruction in sorted(leaked.items()):
             print(f"  {function[:200]}: {instruction}")
         if not confined:
