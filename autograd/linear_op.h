@@ -12,11 +12,19 @@
 // tokens that removed 124 ms of a 808 ms step.
 //
 // profile_role: the profile's GEMM row (as for matmul, autograd/matmul_op.h).
+//
+// matmul_dtype bfloat16 (float32 x and W only; the default float32 means the
+// operands' own type) is mixed-precision training: x,
+// W and dy are rounded to bfloat16 for the three products, which sum in
+// float32 (tensor/gemm_bf16.h: AVX512-BF16 where the CPU has it), and the
+// backward keeps x and W in bfloat16, half the bytes. The parameters, their
+// gradients and the optimiser stay float32.
 #pragma once
 #include "tensor/tensor.h"
 
 namespace tg {
 
-Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role = nullptr);
+Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role = nullptr,
+                      DType matmul_dtype = DType::Float32);
 
 }  // namespace tg

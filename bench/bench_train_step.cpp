@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   int64_t batch = 4, block = 64, iters = 20, warmup = 3;
   int threads = 0;
   bool profile = false;
+  std::string matmul_dtype = "float32";
   app.add_option("--config", preset, "Preset: cpu-small, baby, gpt2")->capture_default_str();
   app.add_option("--batch", batch, "B")->capture_default_str();
   app.add_option("--block", block, "T: tokens per row")->capture_default_str();
@@ -63,6 +64,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "Untimed steps first")->capture_default_str();
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
   app.add_flag("--profile", profile, "Print where the timed steps' time goes, by op family, on stderr");
+  app.add_option("--dtype", matmul_dtype, "The Linear products: float32, or bf16 (mixed precision)")
+      ->check(CLI::IsMember({"float32", "bf16"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
@@ -71,6 +75,7 @@ int main(int argc, char** argv) {
     config.block_size = std::max(config.block_size, block);
     config.dropout = 0;  // as in the PyTorch reference
     tg::GPT model(config, 1);
+    model.set_matmul_dtype(matmul_dtype == "bf16" ? tg::DType::BFloat16 : tg::DType::Float32);
     tg::nn::ParameterArena arena(model);
     tg::nn::AdamWOptions options;
     options.lr = 1e-4;
@@ -103,6 +108,7 @@ int main(int argc, char** argv) {
                              {"parameters", model.parameter_count()},
                              {"batch", batch},
                              {"block", block},
+                             {"dtype", matmul_dtype},
                              {"threads", tg::num_threads()},
                              {"ms_median", median},
                              {"ms_mean", mean},

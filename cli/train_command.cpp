@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "tensor/gemm_bf16.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
@@ -55,6 +56,7 @@ struct TrainArguments {
   std::string log;
   bool resume = false;
   bool checkpoint_activations = false;
+  std::string dtype = "float32";  // of the Linear products: float32, or bf16 (mixed precision)
   bool profile = false;
   int threads = 0;
   TrainSettings settings;
@@ -286,6 +288,12 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   }
 
   run->model().set_activation_checkpointing(arguments.checkpoint_activations);
+  if (arguments.dtype == "bf16") {
+    run->model().set_matmul_dtype(DType::BFloat16);
+    if (raw::bf16_gemm_kernel() != raw::Bf16GemmKernel::avx512_bf16)
+      out << "note: --dtype bf16 on a CPU without AVX512-BF16 (or with TINYGPT_ISA=avx2): the bfloat16 products run "
+             "widened to float32, slower than --dtype float32; only the activation memory is saved\n";
+  }
   const GPTConfig& config = run->state().config;
   const TrainSettings& settings = run->state().settings;
   const TrainingData& data = run->data();
@@ -304,7 +312,8 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
             << config.batch_size << " x " << config.block_size << " = " << tokens_per_step
             << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
-            << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "") << "\n";
+            << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "")
+            << (arguments.dtype == "bf16" ? ", bf16 matrix products (mixed precision)" : "") << "\n";
   if (settings.warmup > settings.iters)
     out << "note: --warmup " << settings.warmup << " is longer than --iters " << settings.iters
         << ": the learning rate warms up over all " << settings.iters << " steps and never decays\n";
@@ -346,6 +355,11 @@ void add_train_command(CLI::App& app) {
   command->add_flag("--checkpoint-activations", arguments->checkpoint_activations,
                     "Keep only each block's input in the forward and recompute the rest in the backward: "
                     "less memory, more time, the same numbers");
+  command->add_option("--dtype", arguments->dtype,
+                      "bf16: mixed precision, the matrix products in bfloat16 with float32 sums and float32 weights "
+                      "and optimiser (AVX512-BF16 where the CPU has it)")
+      ->check(CLI::IsMember({"float32", "bf16"}))
+      ->capture_default_str();
   command->add_flag("--profile", arguments->profile,
                     "Time every op family of each step after the first and print a table at the end: ms per step, "
                     "share, GFLOP/s or GB/s, and the step against its GEMM bound (docs/training.md)");

@@ -3,6 +3,7 @@
 #include "models/memory_check.h"
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "autograd/ops.h"
@@ -86,7 +87,21 @@ Tensor GPT::logits_rows(const Tensor& x) const {
   const Tensor rows = view(ln_f_->forward(x), {-1, config_.n_embd});  // (B*T, C), a view
   if (lm_head_) return lm_head_->forward(rows);                       // (B*T, V)
   if (wte_->is_quantized()) return nn::linear(rows, wte_->quantized_weight(), Tensor());
-  return linear_product(rows, wte_->weight(), "lm_head");  // (B*T, C) @ (V, C)^T -> (B*T, V)
+  return linear_product(rows, wte_->weight(), "lm_head", matmul_dtype_);  // (B*T, C) @ (V, C)^T -> (B*T, V)
+}
+
+void GPT::set_matmul_dtype(DType dtype) {
+  check(dtype == DType::Float32 || dtype == DType::BFloat16, "GPT::set_matmul_dtype: float32 or bfloat16, not ",
+        dtype_name(dtype));
+  check(weight_format() == DType::Float32, "GPT::set_matmul_dtype: the weights are ", dtype_name(weight_format()),
+        "; mixed precision trains a float32 model");
+  // Every Linear, wherever it sits in the tree.
+  const std::function<void(nn::Module&)> visit = [&](nn::Module& module) {
+    if (auto* linear = dynamic_cast<nn::Linear*>(&module)) linear->set_matmul_dtype(dtype);
+    for (const auto& [name, child] : module.children()) visit(*child);
+  };
+  visit(*this);
+  matmul_dtype_ = dtype;
 }
 
 void GPT::quantize(DType format) {

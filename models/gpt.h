@@ -93,6 +93,14 @@ class GPT : public nn::Module {
   // the same dropout masks. Losses and gradients are those of the plain path to
   // the bit; the cost is one more forward of the blocks per step.
   void set_activation_checkpointing(bool enabled) { activation_checkpointing_ = enabled; }
+
+  // Mixed-precision training, another training option: BFloat16 runs every
+  // Linear's and the LM head's products with bfloat16 inputs and float32 sums,
+  // keeping their inputs in bfloat16 for the backward (autograd/linear_op.h);
+  // the weights, gradients and optimiser state stay float32. Float32 (the
+  // default) turns it off. A float32 model only.
+  void set_matmul_dtype(DType dtype);
+  DType matmul_dtype() const { return matmul_dtype_; }
   bool activation_checkpointing() const { return activation_checkpointing_; }
 
   // The generator every dropout layer draws from (seeded from `seed`); a checkpoint
@@ -130,6 +138,7 @@ class GPT : public nn::Module {
   std::shared_ptr<nn::Linear> lm_head_;  // null when tied
   bool fused_decode_ = true;
   bool activation_checkpointing_ = false;
+  DType matmul_dtype_ = DType::Float32;
 };
 
 // The module tree with shapes, then the parameter count.

@@ -15,14 +15,14 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   if (bias) bias_ = register_parameter("bias", zeros({out_features}, dtype));
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role) {
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role, DType matmul_dtype) {
   const int64_t in_features = weight.size(1);
   check(x.dim() >= 1 && x.size(-1) == in_features, "Linear: input of shape ", x.shape(), " needs a last dim of ",
         in_features);
   Shape out_shape = x.shape();
   out_shape.back() = weight.size(0);
   const Tensor rows = x.dim() == 2 ? x : reshape(x, {-1, in_features});  // (N, in), a view when x allows
-  Tensor y = linear_product(rows, weight, profile_role);                  // (N, in) @ (out, in)^T -> (N, out)
+  Tensor y = linear_product(rows, weight, profile_role, matmul_dtype);    // (N, in) @ (out, in)^T -> (N, out)
   if (bias.defined()) y = add(y, bias);                                  // (N, out) + (out)
   return x.dim() == 2 ? y : view(y, out_shape);                          // (..., out)
 }
@@ -41,7 +41,13 @@ Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-  return is_quantized() ? linear(x, quantized_weight(), bias_) : linear(x, weight_, bias_, profile_role_);
+  return is_quantized() ? linear(x, quantized_weight(), bias_) : linear(x, weight_, bias_, profile_role_, matmul_dtype_);
+}
+
+void Linear::set_matmul_dtype(DType dtype) {
+  check(dtype == weight_.dtype() || (dtype == DType::BFloat16 && weight_.dtype() == DType::Float32), "Linear: ",
+        dtype_name(dtype), " products need a float32 weight, this one is ", dtype_name(weight_.dtype()));
+  matmul_dtype_ = dtype;
 }
 
 void Linear::quantize(DType format) {

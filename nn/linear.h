@@ -24,7 +24,9 @@ namespace tg::nn {
 // The function the module applies, for callers holding the tensors themselves
 // (the walk-through reads parameters by name). bias may be undefined;
 // profile_role as in tg::matmul (autograd/matmul_op.h).
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role = nullptr);
+// matmul_dtype: float32, or bfloat16 for mixed-precision training (autograd/linear_op.h).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role = nullptr,
+              DType matmul_dtype = DType::Float32);
 // The same with a reduced-precision weight (out, in): inference only, so x must
 // not need a gradient while one is being recorded.
 Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias);
@@ -46,12 +48,17 @@ class Linear : public Module {
   std::string describe() const override;
   // role: a string literal ("attn.qkv"), or nullptr for the "unlabelled" GEMM rows.
   void set_profile_role(const char* role) { profile_role_ = role; }
+  // Float32 (the default) or BFloat16: mixed-precision products (autograd/linear_op.h)
+  // for a float32 weight.
+  void set_matmul_dtype(DType dtype);
+  DType matmul_dtype() const { return matmul_dtype_; }
 
  private:
   int64_t in_features_, out_features_;
   Tensor weight_, bias_;
   Tensor weight_scale_;  // (out, ceil(in / 32)) for an int8 weight
   const char* profile_role_ = nullptr;
+  DType matmul_dtype_ = DType::Float32;
 };
 
 }  // namespace tg::nn

@@ -11,6 +11,8 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
+#include "tensor/elementwise.h"
+#include "tensor/factory.h"
 #include "tensor/random.h"
 #include "tensor/view.h"
 
@@ -74,4 +76,53 @@ TEST_CASE("linear_product adds the weight's gradient into its existing buffer, w
   CHECK(weight.grad().data<float>() == buffer.data<float>());
   const std::vector<float> twice = weight.grad().to_vector<float>();
   for (size_t i = 0; i < once.size(); ++i) CHECK(twice[i] == doctest::Approx(2 * once[i]).epsilon(1e-6));
+}
+
+namespace {
+
+// x rounded to bfloat16 and back: the numbers the bfloat16 products read.
+Tensor rounded_to_bfloat16(const Tensor& x) {
+  std::vector<float> values = x.to_vector<float>();
+  for (float& value : values) value = float(bfloat16(value));
+  return from_vector(values, x.shape());
+}
+
+}  // namespace
+
+TEST_CASE("linear_product in bfloat16: the float32 products of the rounded x, W and dy, in every direction") {
+  Generator generator(7);
+  for (const auto& [rows, in, out] : {std::tuple{1, 3, 2}, std::tuple{7, 33, 5}, std::tuple{64, 100, 70}}) {
+    CAPTURE(rows);
+    const Tensor x = randn({rows, in}, generator), weight = randn({out, in}, generator), dy = randn({rows, out}, generator);
+    const Tensor x_leaf = leaf(x), weight_leaf = leaf(weight);
+    const Tensor y = linear_product(x_leaf, weight_leaf, nullptr, DType::BFloat16);
+    backward(y, dy);
+    // The same products in float32 on the rounded operands.
+    const Tensor x_rounded = leaf(rounded_to_bfloat16(x)), weight_rounded = leaf(rounded_to_bfloat16(weight));
+    const Tensor expected = linear_product(x_rounded, weight_rounded);
+    backward(expected, rounded_to_bfloat16(dy));
+    const auto tolerance = [&](int64_t terms) { return 1e-5f * std::sqrt(static_cast<float>(terms)) * 8; };
+    CHECK(max_abs_difference(y, expected) <= tolerance(in));
+    CHECK(max_abs_difference(x_leaf.grad(), x_rounded.grad()) <= tolerance(out));
+    CHECK(max_abs_difference(weight_leaf.grad(), weight_rounded.grad()) <= tolerance(rows));
+    // and within bfloat16's precision of the exact float32 product
+    const Tensor exact = linear_product(x, weight);
+    const float scale = std::sqrt(static_cast<float>(in));
+    CHECK(max_abs_difference(y, exact) <= 0.02f * scale);
+    CHECK(max_abs_difference(y, exact) > 0);  // the rounding happened
+  }
+}
+
+TEST_CASE("linear_product in bfloat16: the weight's gradient added into its buffer; float64 refused") {
+  Generator generator(8);
+  const Tensor x = randn({5, 32}, generator), weight = randn({6, 32}, generator), dy = randn({5, 6}, generator);
+  const Tensor fresh = leaf(raw::clone(weight));
+  backward(linear_product(x, fresh, nullptr, DType::BFloat16), dy);
+  const Tensor accumulated = leaf(raw::clone(weight));
+  backward(linear_product(x, accumulated, nullptr, DType::BFloat16), dy);
+  backward(linear_product(x, accumulated, nullptr, DType::BFloat16), dy);  // adds onto the first
+  CHECK(max_abs_difference(accumulated.grad(), raw::mul(fresh.grad(), 2.0)) <= 1e-5f);
+  const Tensor x64 = randn({2, 3}, generator, DType::Float64), w64 = randn({4, 3}, generator, DType::Float64);
+  CHECK_THROWS_WITH_AS(linear_product(x64, w64, nullptr, DType::BFloat16),
+                       doctest::Contains("products in bfloat16 take float32 operands, got float64"), Error);
 }

@@ -2,7 +2,8 @@
 # tinygpt quantize end to end: a small trained char-level model written in bf16
 # and int8, sampled (with the KV cache equal to without), evaluated (the loss
 # within 0.1% / 1% of float32's), explained, the --quantize load-time flag
-# giving the same numbers as the written file, and the error lines of misuse.
+# giving the same numbers as the written file, the error lines of misuse; and
+# train --dtype bf16 (mixed precision) learning as float32 does.
 #
 # usage: test_cli_quantize.sh path/to/tinygpt   (CTest passes the built binary)
 set -uo pipefail
@@ -66,5 +67,15 @@ expect_error "export a quantized model" "the Hugging Face layout holds float32 w
   "$tinygpt" export --ckpt "$work/bf16" --out "$work/exported"
 expect_error "sample --quantize on a quantized model" "the model's weights are bfloat16 already" \
   "$tinygpt" sample --ckpt "$work/bf16" --quantize int8 --prompt a
+
+# Mixed-precision training: bf16 products, float32 weights; it learns as float32 does.
+"$tinygpt" train --data "$work/corpus.txt" --layers 2 --heads 2 --dims 64 --block-size 32 --batch-size 4 \
+  --iters 40 --eval-interval 20 --eval-iters 2 --seed 5 --dtype bf16 --out "$work/mixed" 2>"$work/mixed.log" \
+  || fail "train --dtype bf16: non-zero exit: $(cat "$work/mixed.log")"
+grep -q "bf16 matrix products (mixed precision)" "$work/mixed.log" || fail "train --dtype bf16: not said on stderr"
+mixed_loss=$(loss_of --ckpt "$work/mixed")
+python3 -c "import sys; f, m = map(float, sys.argv[1:]); sys.exit(0 if abs(m - f) <= 0.05 * f else 1)" \
+  "$float_loss" "$mixed_loss" || fail "train --dtype bf16: loss $mixed_loss not within 5% of float32's $float_loss"
+expect_exit "train bad --dtype" 2 "--dtype" "$tinygpt" train --data "$work/corpus.txt" --dtype fp16 --out "$work/y"
 
 finish "quantize"
