@@ -2,7 +2,7 @@
 // checkpointing (GPT::set_activation_checkpointing, autograd/activation_checkpoint.h).
 //
 //   bench_activation_memory [--config gpt2] [--batch 4] [--block 1024] [--steps 3] [--warmup 1]
-//                           [--checkpoint-activations] [--threads N]
+//                           [--checkpoint-activations] [--dtype float32|bf16] [--threads N]
 //
 // Builds the preset (dropout 0; the character presets with 65 tokens, gpt2 with
 // its 50257), a ParameterArena and AdamW, then runs warmup + steps training
@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   int64_t batch = 4, block = 1024, steps = 3, warmup = 1;
   int threads = 0;
   bool checkpoint_activations = false;
+  std::string matmul_dtype = "float32";
   app.add_option("--config", preset, "Preset: gpt2, cpu-small, baby, ...")->capture_default_str();
   app.add_option("--batch", batch, "B")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--block", block, "T: tokens per row")->capture_default_str()->check(CLI::PositiveNumber);
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
   app.add_flag("--checkpoint-activations", checkpoint_activations,
                "Keep only each block's input; recompute its internals in the backward");
+  app.add_option("--dtype", matmul_dtype, "The Linear products: float32, or bf16 (mixed precision, GPT::set_matmul_dtype)")
+      ->check(CLI::IsMember({"float32", "bf16"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
     config.dropout = 0;
     tg::GPT model(config, 1);
     model.set_activation_checkpointing(checkpoint_activations);
+    model.set_matmul_dtype(matmul_dtype == "bf16" ? tg::DType::BFloat16 : tg::DType::Float32);
     tg::nn::ParameterArena arena(model);
     tg::nn::AdamW optimizer(arena, tg::nn::AdamWOptions{});
     tg::Generator generator(0);
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
                                    {"batch", batch},
                                    {"block", block},
                                    {"checkpoint_activations", checkpoint_activations},
+                                   {"dtype", matmul_dtype},
                                    {"cpu", bench::cpu_model_name()},
                                    {"threads", tg::num_threads()},
                                    {"state_mib", state / kMiB},

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Mixed-precision training (train --dtype bf16, GPT::set_matmul_dtype) against
+# float32: the step time and activation memory of cpu-small and baby
+# (bench_activation_memory, one process per run, float32 and bf16 interleaved
+# round after round), and the bf16 product kernel in use. Prints each run's JSON
+# line, then per config the medians and bf16's gain.
+#
+# usage: bench/run_mixed_precision.sh [BUILD_DIR] [ROUNDS] [SHAPES...]
+#   BUILD_DIR defaults to build/release, ROUNDS to 3, SHAPES (config:BxT) to
+#   cpu-small:12x64 baby:64x256. THREADS (2).
+set -euo pipefail
+
+project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${1:-$project_root/build/release}
+rounds=${2:-3}
+shift $(( $# >= 2 ? 2 : $# ))
+shapes=("$@")
+[[ ${#shapes[@]} -gt 0 ]] || shapes=(cpu-small:12x64 baby:64x256)
+threads=${THREADS:-2}
+ours=$build_dir/bench/bench_activation_memory
+[[ -x $ours ]] || { echo "run_mixed_precision.sh: $ours not found (build the bench_activation_memory target)" >&2; exit 1; }
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $threads threads;" \
+  "AVX512-BF16: $(grep -qw avx512_bf16 /proc/cpuinfo && echo yes || echo 'no (bf16 products run widened to float32)')"
+for round in $(seq "$rounds"); do
+  for shape in "${shapes[@]}"; do
+    config=${shape%%:*} batch_block=${shape#*:}
+    steps=$([[ $config == cpu-small ]] && echo 30 || echo 3)
+    for dtype in float32 bf16; do
+      OMP_NUM_THREADS=$threads "$ours" --config "$config" --batch "${batch_block%x*}" --block "${batch_block#*x}" \
+        --steps "$steps" --warmup 1 --threads "$threads" --dtype "$dtype" | tee -a "$results"
+    done
+  done
+done
+
+python3 - "$results" <<'PY'
+import collections, json, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    runs[(record["config"], record["batch"], record["block"], record["dtype"])].append(record)
+print(f"\n{'config, B x T':<20}{'dtype':<9}{'ms/step':>10}{'activation MiB':>16}{'first loss':>12}")
+for key in sorted({key[:3] for key in runs}):
+    medians = {}
+    for dtype in ("float32", "bf16"):
+        records = runs[key + (dtype,)]
+        medians[dtype] = (statistics.median(r["ms_median"] for r in records), statistics.median(r["activation_mib"] for r in records))
+        print(f"{key[0] + ', ' + str(key[1]) + ' x ' + str(key[2]):<20}{dtype:<9}{medians[dtype][0]:>10.1f}"
+              f"{medians[dtype][1]:>16.0f}{records[0]['first_loss']:>12.4f}")
+    print(f"{'':<20}{'bf16':<9}{medians['float32'][0] / medians['bf16'][0]:>9.2f}x"
+          f"{medians['float32'][1] / medians['bf16'][1]:>15.2f}x  (float32 / bf16: > 1 is a gain)")
+PY
