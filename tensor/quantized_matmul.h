@@ -6,12 +6,15 @@
 //               float32 in registers; an int8 weight multiplied in bytes with x
 //               rounded to int8 blocks (Int8Activations, tensor/quantized_matrix.h)
 //   many rows   y (N, out) = x (N, in) @ W^T           a prompt's prefill, evaluation:
-//               W is widened a panel of rows at a time into a float32 buffer
-//               that stays in cache, and BLAS multiplies x by each panel
+//               bfloat16 W: x rounded to bfloat16 and the bfloat16 product
+//               (tensor/gemm_bf16.h: AVX512-BF16 where the CPU has it);
+//               int8 W: widened a panel of rows at a time into a float32
+//               buffer that stays in cache, and BLAS multiplies x by each panel
 //
-// Otherwise the activations and the sums stay float32. A row's result does not depend on
-// how rows are shared among threads, so a decode step computing its own share
-// (tensor/team.h) gets the same numbers as gemv_rows_quantized.
+// Otherwise the activations stay float32; the sums always are. A row's result
+// does not depend on how rows are shared among threads, so a decode step
+// computing its own share (tensor/team.h) gets the same numbers as
+// gemv_rows_quantized.
 #pragma once
 #include <cstdint>
 

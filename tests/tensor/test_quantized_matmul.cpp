@@ -3,7 +3,8 @@
 // instruction sets (bfloat16 weights with float32 x; int8 weights with x in
 // int8 blocks, exact in integers), rows shared any way among threads, and the
 // many-row product (panels widened for sgemm) for shapes that do not fill a
-// block, a vector or a panel.
+// block, a vector or a panel (bfloat16 weights take the bfloat16 product,
+// tensor/gemm_bf16.h, with x rounded to bfloat16).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -119,7 +120,7 @@ TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows ea
   }
 }
 
-TEST_CASE("matmul_quantized: x W^T for many rows equals the product with the widened weights") {
+TEST_CASE("matmul_quantized: x W^T for many rows equals the product with the widened weights (bfloat16: and x rounded)") {
   struct Case {
     int64_t rows_in, out_features, in_features;
   };
@@ -135,7 +136,9 @@ TEST_CASE("matmul_quantized: x W^T for many rows equals the product with the wid
       const Tensor y = raw::matmul_quantized(x, matrix);
       REQUIRE(y.shape() == Shape{shape.rows_in, shape.out_features});
       for (int64_t row = 0; row < shape.rows_in; ++row) {
-        const std::vector<float> x_row = raw::select(x, 0, row).to_vector<float>();
+        std::vector<float> x_row = raw::select(x, 0, row).to_vector<float>();
+        if (format == DType::BFloat16)  // the bfloat16 product rounds x too
+          for (float& value : x_row) value = float(bfloat16(value));
         const std::vector<double> expected = reference_rows(widened, x_row);
         const std::vector<float> got = raw::select(y, 0, row).to_vector<float>();
         for (int64_t col = 0; col < shape.out_features; ++col)
