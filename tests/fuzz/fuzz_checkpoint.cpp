@@ -4,7 +4,8 @@
 // sample` (cli/model_source.cpp) and `train --resume` (models/train.cpp) go
 // on, the model its config describes is built, the weights are copied into it,
 // the tokenizer is rebuilt from its JSON and, when the file has them, AdamW's
-// moments are restored. A bad file must be refused with tg::Error at one of
+// moments are restored; a quantized model (bfloat16 or int8 weights) runs one
+// token through its kernels. A bad file must be refused with tg::Error at one of
 // these steps; anything else (a tokenizer error after load_checkpoint has
 // validated the tokenizer, std::bad_alloc, a sanitizer report) is a finding.
 // A config can only describe as many parameters as the file's tensors hold,
@@ -12,11 +13,13 @@
 // -malloc_limit_mb reports a file that makes the loader allocate gigabytes.
 #include <cstdint>
 
+#include "autograd/grad_mode.h"
 #include "models/checkpoint.h"
 #include "models/gpt.h"
 #include "nn/optim/adamw.h"
 #include "nn/parameter_arena.h"
 #include "tensor/error.h"
+#include "tensor/factory.h"
 #include "tests/fuzz/memory_file.h"
 #include "tokenizer/text_tokenizer.h"
 
@@ -27,6 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tg::GPT model(checkpoint.header.config, 0, tg::DType::Float32, /*initialize=*/false);
     tg::restore_parameters(checkpoint, model);
     tg::tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
+    if (model.weight_format() != tg::DType::Float32) {  // a quantized model's kernels on the file's values
+      const tg::NoGradGuard no_grad;
+      model.forward(tg::zeros({1, 1}, tg::DType::Int64));
+    }
     if (checkpoint.has_optimizer_state) {
       const tg::nn::ParameterArena arena(model);
       tg::nn::AdamW optimizer(arena, tg::nn::AdamWOptions{});
