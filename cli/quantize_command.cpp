@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -112,11 +113,11 @@ void run_quantize(const QuantizeArguments& arguments) {
   save_checkpoint(target, header, model);
 
   const int64_t bytes_after = parameter_bytes(model);
-  std::cerr << "quantize: " << loaded.description << "\n"
+  std::cerr << std::fixed << std::setprecision(2) << "quantize: " << loaded.description << "\n"
             << "quantize: " << nn::quantized_weights(model).size() << " weight matrices to " << dtype_name(format)
             << ": parameters " << bytes_before / 1e6 << " MB -> " << bytes_after / 1e6 << " MB ("
             << static_cast<double>(bytes_before) / static_cast<double>(bytes_after) << "x smaller); rounding error "
-            << 100 * error << "% of the weights' RMS\n"
+            << std::setprecision(3) << 100 * error << "% of the weights' RMS\n"
             << "quantize: wrote " << target << " (sample, eval and explain read it with --ckpt)\n";
 }
 
