@@ -34,6 +34,7 @@
 #include "models/gpt.h"
 #include "nn/optim/adamw.h"
 #include "nn/parameter_arena.h"
+#include "tensor/process_environment.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "tensor/view.h"
@@ -45,6 +46,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 }  // namespace
 
 int main(int argc, char** argv) {
+  tg::tune_process_environment(argv);  // the thread and BLAS settings tinygpt itself runs with
   CLI::App app{"Activation memory and step time of GPT training, with or without activation checkpointing"};
   std::string preset = "gpt2";
   int64_t batch = 4, block = 1024, steps = 3, warmup = 1;
