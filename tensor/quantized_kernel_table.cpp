@@ -5,6 +5,6 @@
 namespace tg::TG_ISA {
 
 const QuantizedRowKernels kQuantizedRowKernels = {&dot_int8_row, &dot_bfloat16_row, &dequantize_int8_row,
-                                                  &dequantize_bfloat16_row};
+                                                  &dequantize_int8_row_to_bfloat16, &dequantize_bfloat16_row};
 
 }  // namespace tg::TG_ISA

@@ -50,6 +50,13 @@ inline void store_floats(float* out, FloatVector v) { _mm512_storeu_ps(out, v); 
 inline FloatVector widen_int8(const int8_t* q) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
 }
+// 16 finite floats -> 16 bfloat16, rounded to nearest, ties to even (as tg::bfloat16).
+inline void store_bfloat16(bfloat16* out, FloatVector v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i lowest_kept_bit = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lowest_kept_bit));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16)));
+}
 // 16 bfloat16 -> 16 floats: each 16-bit pattern becomes a float's top half.
 inline FloatVector widen_bfloat16(const bfloat16* w) {
   const __m512i words = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
@@ -74,6 +81,15 @@ inline void store_floats(float* out, FloatVector v) { _mm256_storeu_ps(out, v); 
 // 8 int8 -> 8 floats.
 inline FloatVector widen_int8(const int8_t* q) {
   return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+}
+// 8 finite floats -> 8 bfloat16, rounded to nearest, ties to even (as tg::bfloat16).
+inline void store_bfloat16(bfloat16* out, FloatVector v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i lowest_kept_bit = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lowest_kept_bit));
+  const __m256i top_halves = _mm256_srli_epi32(rounded, 16);                         // 8 x 32-bit, each < 2^16
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(top_halves, top_halves), 0b1000);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(packed));
 }
 // 8 bfloat16 -> 8 floats.
 inline FloatVector widen_bfloat16(const bfloat16* w) {
@@ -130,25 +146,30 @@ inline float dot_int8_row(const int8_t* values, const float* scales, const Int8A
   int64_t block = 0;
   float dot = 0.0f;
 #if defined(__AVX512F__)
-  __m512 pair_totals[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  __m512 totals[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
   for (; block + 2 <= full_blocks; block += 2) {
     const int64_t col = block * kInt8BlockSize;
     const __m512 sums = _mm512_cvtepi32_ps(int8_block_pair_sums(values + col, x_values + col, x_magnitudes + col));
-    pair_totals[block / 2 % 2] =
-        _mm512_fmadd_ps(sums, block_pair_scales(scales + block, x_scales + block), pair_totals[block / 2 % 2]);
+    totals[block / 2 % 2] =
+        _mm512_fmadd_ps(sums, block_pair_scales(scales + block, x_scales + block), totals[block / 2 % 2]);
   }
-  dot = _mm512_reduce_add_ps(_mm512_add_ps(pair_totals[0], pair_totals[1]));
-#endif
+  if (block < full_blocks) {  // an odd block left: its 8 lanes, the upper 8 zero
+    const int64_t col = block * kInt8BlockSize;
+    const __m256 sums = _mm256_cvtepi32_ps(int8_block_sums(values + col, x_values + col, x_magnitudes + col));
+    totals[1] = _mm512_add_ps(totals[1], _mm512_zextps256_ps512(
+                                             _mm256_mul_ps(sums, _mm256_set1_ps(scales[block] * x_scales[block]))));
+    ++block;
+  }
+  dot = _mm512_reduce_add_ps(_mm512_add_ps(totals[0], totals[1]));
+#else
   __m256 totals[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (; block < full_blocks; ++block) {
     const int64_t col = block * kInt8BlockSize;
     const __m256 sums = _mm256_cvtepi32_ps(int8_block_sums(values + col, x_values + col, x_magnitudes + col));
     totals[block % 2] = _mm256_fmadd_ps(sums, _mm256_set1_ps(scales[block] * x_scales[block]), totals[block % 2]);
   }
-  __m128 total = _mm_add_ps(_mm256_castps256_ps128(totals[0]), _mm256_extractf128_ps(totals[0], 1));
-  total = _mm_add_ps(total, _mm_add_ps(_mm256_castps256_ps128(totals[1]), _mm256_extractf128_ps(totals[1], 1)));
-  total = _mm_add_ps(total, _mm_movehl_ps(total, total));
-  dot += _mm_cvtss_f32(_mm_add_ss(total, _mm_movehdup_ps(total)));
+  dot = simd::sum_lanes(_mm256_add_ps(totals[0], totals[1]));
+#endif
   if (full_blocks * kInt8BlockSize < cols) {  // the shorter last block
     int32_t tail = 0;
     for (int64_t col = full_blocks * kInt8BlockSize; col < cols; ++col) tail += values[col] * x_values[col];
@@ -184,6 +205,21 @@ inline void dequantize_int8_row(const int8_t* values, const float* scales, float
     out[col] = static_cast<float>(values[col]) * scales[full_blocks];
 }
 
+// out (cols) = the weights of one int8 row rounded to bfloat16, for the
+// bfloat16 product (tensor/quantized_matmul.h). The weights must be finite.
+inline void dequantize_int8_row_to_bfloat16(const int8_t* values, const float* scales, bfloat16* out, int64_t cols) {
+  const int64_t full_blocks = cols / kInt8BlockSize;
+  for (int64_t block = 0; block < full_blocks; ++block) {
+    const int64_t col = block * kInt8BlockSize;
+    const simd::FloatVector scale = simd::broadcast(scales[block]);
+    for (int64_t part = 0; part < kVectorsPerBlock; ++part)
+      simd::store_bfloat16(out + col + part * simd::kLanes,
+                           simd::multiply(simd::widen_int8(values + col + part * simd::kLanes), scale));
+  }
+  for (int64_t col = full_blocks * kInt8BlockSize; col < cols; ++col)
+    out[col] = bfloat16(static_cast<float>(values[col]) * scales[full_blocks]);
+}
+
 // out (cols) = the float32 weights of one bfloat16 row (exact).
 inline void dequantize_bfloat16_row(const bfloat16* w, float* out, int64_t cols) {
   int64_t col = 0;
@@ -198,6 +234,7 @@ struct QuantizedRowKernels {
   float (*dot_int8_row)(const int8_t* values, const float* scales, const Int8Activations& x, int64_t cols);
   float (*dot_bfloat16_row)(const bfloat16* w, const float* x, int64_t cols);
   void (*dequantize_int8_row)(const int8_t* values, const float* scales, float* out, int64_t cols);
+  void (*dequantize_int8_row_to_bfloat16)(const int8_t* values, const float* scales, bfloat16* out, int64_t cols);
   void (*dequantize_bfloat16_row)(const bfloat16* w, float* out, int64_t cols);
 };
 

@@ -97,6 +97,30 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
   // y[:, panel] (N, P) = x (N, in) @ panel^T (in, P).
   const int64_t panel_rows = std::clamp<int64_t>(kPanelFloats / in_features, 16, out_features);
   const int64_t panels = (out_features + panel_rows - 1) / panel_rows;
+  if (bf16_gemm_kernel() == Bf16GemmKernel::avx512_bf16) {
+    // Where the CPU multiplies bfloat16 pairs (VDPBF16PS), panels widened to
+    // bfloat16 and x rounded to bfloat16 go twice as fast as float32 through sgemm.
+    const Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
+    float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
+    const QuantizedRowKernels& kernels = quantized_row_kernels();
+    const int8_t* values = weight.values.data<int8_t>();
+    const float* scales = weight.scales.data<float>();
+    const int64_t blocks = weight.scales.size(1);
+#pragma omp parallel
+    {
+      std::vector<bfloat16> panel(static_cast<size_t>(panel_rows * in_features));
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t index = 0; index < panels; ++index) {
+        const int64_t first = index * panel_rows, count = std::min(panel_rows, out_features - first);
+        for (int64_t row = first; row < first + count; ++row)
+          kernels.dequantize_int8_row_to_bfloat16(values + row * in_features, scales + row * blocks,
+                                                  panel.data() + (row - first) * in_features, in_features);
+        gemm_bf16(false, true, rows, count, in_features, 1.0f, x_bf16.data<bfloat16>(), in_features, panel.data(),
+                  in_features, 0.0f, output + first, out_features);
+      }
+    }
+    return y;
+  }
 #pragma omp parallel
   {
     std::vector<float> panel(static_cast<size_t>(panel_rows * in_features));

@@ -8,8 +8,10 @@
 //   many rows   y (N, out) = x (N, in) @ W^T           a prompt's prefill, evaluation:
 //               bfloat16 W: x rounded to bfloat16 and the bfloat16 product
 //               (tensor/gemm_bf16.h: AVX512-BF16 where the CPU has it);
-//               int8 W: widened a panel of rows at a time into a float32
-//               buffer that stays in cache, and BLAS multiplies x by each panel
+//               int8 W: widened a panel of rows at a time into a buffer that
+//               stays in cache, and each panel multiplied: in bfloat16 with x
+//               rounded to bfloat16 where the CPU has AVX512-BF16 (gemm_bf16),
+//               else in float32 (sgemm)
 //
 // Otherwise the activations stay float32; the sums always are. A row's result
 // does not depend on how rows are shared among threads, so a decode step

@@ -3,14 +3,16 @@
 // instruction sets (bfloat16 weights with float32 x; int8 weights with x in
 // int8 blocks, exact in integers), rows shared any way among threads, and the
 // many-row product (panels widened for sgemm) for shapes that do not fill a
-// block, a vector or a panel (bfloat16 weights take the bfloat16 product,
-// tensor/gemm_bf16.h, with x rounded to bfloat16).
+// block, a vector or a panel (bfloat16 weights, and int8 weights on a CPU with
+// AVX512-BF16, take the bfloat16 product, tensor/gemm_bf16.h, with x rounded
+// to bfloat16).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "tensor/factory.h"
+#include "tensor/gemm_bf16.h"
 #include "tensor/isa.h"
 #include "tensor/quantized_kernels.h"
 #include "tensor/quantized_matmul.h"
@@ -55,6 +57,19 @@ double tolerance(const Tensor& widened, const std::vector<float>& x, int64_t row
   return 1e-6 * magnitude * std::sqrt(static_cast<double>(cols)) + 1e-30;
 }
 
+// Does a many-row product with these weights take the bfloat16 product
+// (tensor/quantized_matmul.h)? bfloat16 weights always; int8 weights where the
+// CPU has AVX512-BF16.
+bool takes_bfloat16_product(DType format) {
+  return format == DType::BFloat16 || raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::avx512_bf16;
+}
+
+Tensor rounded_to_bfloat16(const Tensor& x) {
+  std::vector<float> values = x.to_vector<float>();
+  for (float& value : values) value = float(bfloat16(value));
+  return from_vector(values, x.shape());
+}
+
 std::vector<Isa> isas_here() {
   std::vector<Isa> isas = {Isa::avx2};
   if (cpu_has_avx512()) isas.push_back(Isa::avx512);
@@ -95,6 +110,12 @@ TEST_CASE("quantized row kernels: each instruction set's dot products against do
           kernels.dequantize_int8_row(matrix.values.data<int8_t>() + cols,
                                       matrix.scales.data<float>() + matrix.scales.size(1), row_out.data(), cols);
         CHECK(row_out == raw::select(widened, 0, 1).to_vector<float>());
+        if (format == DType::Int8) {  // and rounded to bfloat16 as tg::bfloat16 rounds
+          std::vector<bfloat16> rounded(static_cast<size_t>(cols));
+          kernels.dequantize_int8_row_to_bfloat16(matrix.values.data<int8_t>() + cols,
+                                                  matrix.scales.data<float>() + matrix.scales.size(1), rounded.data(), cols);
+          for (int64_t col = 0; col < cols; ++col) CHECK(rounded[col].bits == bfloat16(row_out[col]).bits);
+        }
       }
     }
   }
@@ -120,7 +141,7 @@ TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows ea
   }
 }
 
-TEST_CASE("matmul_quantized: x W^T for many rows equals the product with the widened weights (bfloat16: and x rounded)") {
+TEST_CASE("matmul_quantized: x W^T for many rows equals the product with the widened weights (or their bfloat16 product)") {
   struct Case {
     int64_t rows_in, out_features, in_features;
   };
@@ -132,12 +153,15 @@ TEST_CASE("matmul_quantized: x W^T for many rows equals the product with the wid
     const Tensor x = random_matrix(shape.rows_in, shape.in_features, 50);
     for (DType format : {DType::BFloat16, DType::Int8}) {
       const QuantizedMatrix matrix = quantize_matrix(weight, format);
-      const Tensor widened = dequantize(matrix);
+      // The weights the product reads: int8 ones rounded to bfloat16 where it takes the bfloat16 product.
+      const Tensor widened = format == DType::Int8 && takes_bfloat16_product(format)
+                                 ? rounded_to_bfloat16(dequantize(matrix))
+                                 : dequantize(matrix);
       const Tensor y = raw::matmul_quantized(x, matrix);
       REQUIRE(y.shape() == Shape{shape.rows_in, shape.out_features});
       for (int64_t row = 0; row < shape.rows_in; ++row) {
         std::vector<float> x_row = raw::select(x, 0, row).to_vector<float>();
-        if (format == DType::BFloat16)  // the bfloat16 product rounds x too
+        if (takes_bfloat16_product(format))  // the bfloat16 product rounds x too
           for (float& value : x_row) value = float(bfloat16(value));
         const std::vector<double> expected = reference_rows(widened, x_row);
         const std::vector<float> got = raw::select(y, 0, row).to_vector<float>();
