@@ -54,8 +54,10 @@ void weight_rows(const QuantizedMatrix& weight, int64_t first, int64_t last, con
   const int64_t in = weight.cols();
   if (weight.format() == DType::Float32)
     raw::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
-  else
+  else {
+    raw::prepare_activations(weight, x, x_int8);
     raw::gemv_rows_quantized_serial(weight, first, last, x, x_int8, out + first);
+  }
 }
 
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).

@@ -27,11 +27,12 @@ constexpr int64_t kChunkWeights = 48 * 1024;
 
 }  // namespace
 
-namespace {
+void prepare_activations(const QuantizedMatrix& weight, const float* x, Int8Activations& x_int8) {
+  if (weight.format() == DType::Int8) quantize_activations(x, weight.cols(), x_int8);
+}
 
-// out[r - first] = W[r] . x for rows r in [first, last); x_int8 is x rounded (int8 W only).
-void weight_rows(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
-                 const Int8Activations& x_int8, float* out) {
+void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
+                                const Int8Activations& x_int8, float* out) {
   const int64_t cols = weight.cols();
   const QuantizedRowKernels& kernels = quantized_row_kernels();
   if (weight.format() == DType::BFloat16) {
@@ -46,24 +47,16 @@ void weight_rows(const QuantizedMatrix& weight, int64_t first, int64_t last, con
     out[row - first] = kernels.dot_int8_row(values + row * cols, scales + row * blocks, x_int8, cols);
 }
 
-}  // namespace
-
-void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
-                                Int8Activations& scratch, float* out) {
-  if (weight.format() == DType::Int8) quantize_activations(x, weight.cols(), scratch);
-  weight_rows(weight, first, last, x, scratch, out);
-}
-
 void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out) {
   Int8Activations x_int8;  // rounded once, read by every thread
-  if (weight.format() == DType::Int8) quantize_activations(x, weight.cols(), x_int8);
+  prepare_activations(weight, x, x_int8);
   const int64_t rows = weight.rows();
   const int64_t rows_per_chunk = std::max<int64_t>(8, kChunkWeights / std::max<int64_t>(1, weight.cols()));
   const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
 #pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t first = chunk * rows_per_chunk, last = std::min(rows, first + rows_per_chunk);
-    weight_rows(weight, first, last, x, x_int8, out + first);
+    gemv_rows_quantized_serial(weight, first, last, x, x_int8, out + first);
   }
 }
 

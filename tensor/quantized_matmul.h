@@ -24,11 +24,14 @@
 
 namespace tg::raw {
 
+// x (in) as the one-row kernels of `weight` read it: for an int8 W rounded
+// into x_int8 (its buffers reused from call to call); nothing for bfloat16.
+void prepare_activations(const QuantizedMatrix& weight, const float* x, Int8Activations& x_int8);
+
 // out[r - first] = W[r] . x for rows r in [first, last), on the calling thread.
-// x (in) and out contiguous. For an int8 W, x is rounded into `scratch` first
-// (each thread keeps its own; its buffers are reused).
+// x (in) and out contiguous; x_int8 from prepare_activations(weight, x, ...).
 void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
-                                Int8Activations& scratch, float* out);
+                                const Int8Activations& x_int8, float* out);
 // The same for every row, the rows shared among the OpenMP threads.
 void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out);
 

@@ -130,7 +130,8 @@ TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows ea
     std::vector<float> whole(rows), pieces(rows);
     raw::gemv_rows_quantized(matrix, x.data(), whole.data());
     Int8Activations scratch;
-    for (int64_t first : {0, 1, 7, 500}) {  // uneven pieces, as team shares are
+    raw::prepare_activations(matrix, x.data(), scratch);
+    for (int64_t first : {0, 1, 7, 500}) {  // uneven pieces, as threads may take
       const int64_t last = first == 500 ? rows : (first == 0 ? 1 : first == 1 ? 7 : 500);
       raw::gemv_rows_quantized_serial(matrix, first, last, x.data(), scratch, pieces.data() + first);
     }
