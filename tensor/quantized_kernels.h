@@ -1,8 +1,9 @@
 // The row kernels behind tensor/quantized_matmul.h: one weight row in bfloat16
-// or int8 blocks (tensor/quantized_matrix.h) dotted with float32 activations,
-// or widened back to float32. Compiled twice, for AVX2 and for AVX-512
-// (tensor/quantized_kernel_table.cpp, tensor/isa.h), each copy in its TG_ISA
-// namespace; callers take them from quantized_row_kernels().
+// or int8 blocks (tensor/quantized_matrix.h) dotted with a vector of
+// activations (float32 ones for bfloat16, int8 blocks for int8), or widened to
+// float32 or bfloat16 for a product of many rows. Compiled twice, for AVX2 and
+// for AVX-512 (tensor/quantized_kernel_table.cpp, tensor/isa.h), each copy in
+// its TG_ISA namespace; callers take them from quantized_row_kernels().
 //
 // Batch-1 decoding reads each weight once for one multiply-add, so these
 // kernels must keep up with memory: an int8 row is 1.125 bytes a weight, so at
@@ -11,7 +12,7 @@
 // managed 22 a nanosecond per core from memory, 44 on two (2.9x float32 on an
 // AMD EPYC Zen 5). So the int8 row takes its activations in int8 blocks too
 // (Int8Activations, as the Q8_0 products of CPU inference engines do) and
-// multiplies bytes: 64 weights in five instructions with AVX-512, 65 a
+// multiplies bytes: 64 weights in five instructions with AVX-512, 52-65 a
 // nanosecond on two cores, bound by memory again. A bfloat16 weight is
 // shifted into a float's top half and multiplied with float32 activations.
 #pragma once
