@@ -6,15 +6,17 @@
 // module (forward_cached's general path) each weight matrix (49 for gpt2) opens
 // its own parallel region, and with OMP_WAIT_POLICY=PASSIVE the idle thread is
 // woken from sleep for each one. Here the team (tensor/team.h) is woken once
-// per token and meets at a spinning barrier between phases, five per layer and
-// the LM head (61 phases, 60 barriers for gpt2):
+// per token and meets at a spinning barrier between phases, four per layer and
+// the LM head (49 phases, 48 barriers for gpt2):
 //
 //   x = embed(token, position)                                   (C)   before the region
 //   per block:
 //     normed = ln_1(x)                        every thread, its own copy (no barrier needed)
-//     qkv    = c_attn(normed)                 rows split over threads       (3C)   sync
-//     per head, heads split over threads:  RoPE on q, k (if used); k, v into the cache;
-//       attended_h = softmax(q k^T / sqrt(HS)) v over positions 0..pos     (C)   sync
+//     per head, heads split over threads (with more threads than heads, the
+//     rows of c_attn split over all threads first, then a sync):
+//       q, k, v of the head = c_attn(normed)'s rows of that head         (3 HS)  no sync
+//       RoPE on q, k (if used); k, v into the cache;
+//       attended_h = softmax(q k^T / sqrt(HS)) v over positions 0..pos     (HS)  sync
 //     x     += c_proj(attended)               rows split, each its own rows (C)   sync
 //     normed = ln_2(x)                        every thread
 //     hidden = gelu(c_fc(normed))             rows split                    (4C)  sync
@@ -46,28 +48,43 @@ void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, i
                                    norm.eps());
 }
 
-// out[r] = W[r] . x for rows r in [first, last) of W (out, in): float32, or
-// bfloat16 / int8 (tensor/quantized_matmul.h).
-// x_int8 is this thread's scratch for x rounded to int8 blocks.
-void weight_rows(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x, Int8Activations& x_int8,
-                 float* out) {
+// out[r] = W[r] . x (+ b[r]) for rows r in [first, last) of W (out, in):
+// float32, or bfloat16 / int8 (tensor/quantized_matmul.h). x_int8 is this
+// thread's x rounded to int8 blocks, from prepare_rows (int8 weights only).
+void prepare_rows(const QuantizedMatrix& weight, const float* x, Int8Activations& x_int8) {
+  if (weight.format() != DType::Float32) raw::prepare_activations(weight, x, x_int8);
+}
+void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t first, int64_t last, const float* x,
+                 const Int8Activations& x_int8, float* out) {
   const int64_t in = weight.cols();
   if (weight.format() == DType::Float32)
     raw::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
-  else {
-    raw::prepare_activations(weight, x, x_int8);
+  else
     raw::gemv_rows_quantized_serial(weight, first, last, x, x_int8, out + first);
+  if (bias.defined()) {
+    const float* b = bias.data<float>();
+    for (int64_t row = first; row < last; ++row) out[row] += b[row];
   }
 }
 
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
 void linear_share(const Team& team, const nn::Linear& linear, const float* x, Int8Activations& x_int8, float* out) {
   const auto [first, last] = team.share(linear.out_features());
-  weight_rows(linear.quantized_weight(), first, last, x, x_int8, out);
-  if (linear.bias().defined()) {
-    const float* bias = linear.bias().data<float>();
-    for (int64_t row = first; row < last; ++row) out[row] += bias[row];
-  }
+  prepare_rows(linear.quantized_weight(), x, x_int8);
+  weight_rows(linear.quantized_weight(), linear.bias(), first, last, x, x_int8, out);
+}
+
+// qkv (3C) = c_attn(x) for the rows of this thread's heads only: q, k and v of
+// heads team.share(NH), the only rows its share of the attention reads, so the
+// attention follows without a barrier.
+void qkv_of_own_heads(const Team& team, const nn::Linear& qkv_linear, int64_t heads, int64_t head_size,
+                      const float* x, Int8Activations& x_int8, float* qkv) {
+  const int64_t channels = heads * head_size;
+  const auto [first_head, last_head] = team.share(heads);
+  prepare_rows(qkv_linear.quantized_weight(), x, x_int8);
+  for (int64_t part = 0; part < 3; ++part)  // q, k, v
+    weight_rows(qkv_linear.quantized_weight(), qkv_linear.bias(), part * channels + first_head * head_size,
+                part * channels + last_head * head_size, x, x_int8, qkv);
 }
 
 // residual[r] += (W[r] . x + b[r]) for this thread's share: the branch is
@@ -165,8 +182,12 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
       layer_norm_into(block.ln_1(), x.data(), normed.data(), channels);
-      linear_share(team, block.attn().qkv(), normed.data(), x_int8, qkv.data());
-      team.sync();
+      if (team.threads() <= heads) {
+        qkv_of_own_heads(team, block.attn().qkv(), heads, head_size, normed.data(), x_int8, qkv.data());
+      } else {  // more threads than heads: all of them on the product, then the heads
+        linear_share(team, block.attn().qkv(), normed.data(), x_int8, qkv.data());
+        team.sync();
+      }
       const AttentionStep attention{qkv.data(), rope_cosines, rope_sines, caches[layer],
                                     heads,      head_size,    position,   attended.data()};
       attention.run(team, scores, query);
@@ -183,7 +204,8 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
     }
     layer_norm_into(*ln_f_, x.data(), normed.data(), channels);
     const auto [first, last] = team.share(config_.vocab_size);
-    weight_rows(lm_weight, first, last, normed.data(), x_int8, logits.data<float>());
+    prepare_rows(lm_weight, normed.data(), x_int8);
+    weight_rows(lm_weight, Tensor(), first, last, normed.data(), x_int8, logits.data<float>());
   });
   for (nn::KVCache& cache : caches) cache.length = position + 1;
   return logits;

@@ -102,7 +102,7 @@ TEST_CASE("decode_step: the module-by-module step's logits and caches, bit for b
   }
 }
 
-TEST_CASE("decode_step: the same logits on 1 and 2 threads") {
+TEST_CASE("decode_step: the same logits on 1, 2 and 4 threads (4: more threads than the 3 heads)") {
   GPT model(small(PositionalEncoding::Learned), 4);
   scale_weights(model, 8);
   model.eval();
@@ -111,9 +111,13 @@ TEST_CASE("decode_step: the same logits on 1 and 2 threads") {
   const Run one = decode(model, true, 4);
   set_num_threads(2);
   const Run two = decode(model, true, 4);
+  set_num_threads(4);  // q, k, v rows split over all threads before the heads
+  const Run four = decode(model, true, 4);
   set_num_threads(threads);
   CHECK(one.logits == two.logits);
+  CHECK(one.logits == four.logits);
   check_same_caches(one.caches, two.caches);
+  check_same_caches(one.caches, four.caches);
 }
 
 TEST_CASE("decode_step: where it cannot run it says why, and forward_cached takes the general path") {
