@@ -8,9 +8,9 @@
 //     ... phase 2 ...
 //   });
 //
-// Why: a batch-1 decode step is a chain of small dependent phases, 61 per token
-// for gpt2 (five per layer: the QKV product, attention, its projection, the
-// MLP's two products; then the LM head). Opening a parallel region per phase
+// Why: a batch-1 decode step is a chain of small dependent phases, 49 per token
+// for gpt2 (four per layer: the QKV product with the attention of the same
+// heads, its projection, the MLP's two products; then the LM head). Opening a parallel region per phase
 // (the module-by-module path opens one per weight matrix, 49 for gpt2) wakes the
 // sleeping OpenMP threads each time (OMP_WAIT_POLICY=PASSIVE puts them to sleep
 // at once), tens of microseconds each. One region per step, with this barrier
