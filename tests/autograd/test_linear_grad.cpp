@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/bfloat16_rounding.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
@@ -17,6 +18,7 @@
 #include "tensor/view.h"
 
 using namespace tg;
+using tg::testing::rounded_to_bfloat16;
 using namespace tg::testing;
 
 namespace {
@@ -77,17 +79,6 @@ TEST_CASE("linear_product adds the weight's gradient into its existing buffer, w
   const std::vector<float> twice = weight.grad().to_vector<float>();
   for (size_t i = 0; i < once.size(); ++i) CHECK(twice[i] == doctest::Approx(2 * once[i]).epsilon(1e-6));
 }
-
-namespace {
-
-// x rounded to bfloat16 and back: the numbers the bfloat16 products read.
-Tensor rounded_to_bfloat16(const Tensor& x) {
-  std::vector<float> values = x.to_vector<float>();
-  for (float& value : values) value = float(bfloat16(value));
-  return from_vector(values, x.shape());
-}
-
-}  // namespace
 
 TEST_CASE("linear_product in bfloat16: the float32 products of the rounded x, W and dy, in every direction") {
   Generator generator(7);

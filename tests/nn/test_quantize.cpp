@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "tests/bfloat16_rounding.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "nn/embedding.h"
@@ -21,6 +22,7 @@
 #include "tensor/view.h"
 
 using namespace tg;
+using tg::testing::rounded_to_bfloat16;
 
 namespace {
 
@@ -38,12 +40,6 @@ class TwoLayers : public nn::Module {
   std::shared_ptr<nn::Embedding> table;
   std::shared_ptr<nn::Linear> first, second;
 };
-
-Tensor rounded_to_bfloat16(const Tensor& x) {
-  std::vector<float> values = x.to_vector<float>();
-  for (float& value : values) value = float(bfloat16(value));
-  return from_vector(values, x.shape());
-}
 
 void check_close(const Tensor& got, const Tensor& expected, double tolerance) {
   REQUIRE(got.shape() == expected.shape());

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "tests/bfloat16_rounding.h"
 #include "tensor/factory.h"
 #include "tensor/gemm_bf16.h"
 #include "tensor/isa.h"
@@ -21,6 +22,7 @@
 #include "tensor/view.h"
 
 using namespace tg;
+using tg::testing::rounded_to_bfloat16;
 
 namespace {
 
@@ -62,12 +64,6 @@ double tolerance(const Tensor& widened, const std::vector<float>& x, int64_t row
 // CPU has AVX512-BF16.
 bool takes_bfloat16_product(DType format) {
   return format == DType::BFloat16 || raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::avx512_bf16;
-}
-
-Tensor rounded_to_bfloat16(const Tensor& x) {
-  std::vector<float> values = x.to_vector<float>();
-  for (float& value : values) value = float(bfloat16(value));
-  return from_vector(values, x.shape());
 }
 
 std::vector<Isa> isas_here() {
