@@ -49,18 +49,18 @@ void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, i
 }
 
 // out[r] = W[r] . x (+ b[r]) for rows r in [first, last) of W (out, in):
-// float32, or bfloat16 / int8 (tensor/quantized_matmul.h). x_int8 is this
-// thread's x rounded to int8 blocks, from prepare_rows (int8 weights only).
-void prepare_rows(const QuantizedMatrix& weight, const float* x, Int8Activations& x_int8) {
-  if (weight.format() != DType::Float32) raw::prepare_activations(weight, x, x_int8);
+// float32, or bfloat16 / int8 (tensor/quantized_matmul.h). x_rounded is this
+// thread's x as the kernels of bfloat16 or int8 weights multiply it, from prepare_rows.
+void prepare_rows(const QuantizedMatrix& weight, const float* x, RoundedActivations& x_rounded) {
+  if (weight.format() != DType::Float32) raw::prepare_activations(weight, x, x_rounded);
 }
 void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t first, int64_t last, const float* x,
-                 const Int8Activations& x_int8, float* out) {
+                 const RoundedActivations& x_rounded, float* out) {
   const int64_t in = weight.cols();
   if (weight.format() == DType::Float32)
     raw::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
   else
-    raw::gemv_rows_quantized_serial(weight, first, last, x, x_int8, out + first);
+    raw::gemv_rows_quantized_serial(weight, first, last, x_rounded, out + first);
   if (bias.defined()) {
     const float* b = bias.data<float>();
     for (int64_t row = first; row < last; ++row) out[row] += b[row];
@@ -68,30 +68,30 @@ void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t firs
 }
 
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
-void linear_share(const Team& team, const nn::Linear& linear, const float* x, Int8Activations& x_int8, float* out) {
+void linear_share(const Team& team, const nn::Linear& linear, const float* x, RoundedActivations& x_rounded, float* out) {
   const auto [first, last] = team.share(linear.out_features());
-  prepare_rows(linear.quantized_weight(), x, x_int8);
-  weight_rows(linear.quantized_weight(), linear.bias(), first, last, x, x_int8, out);
+  prepare_rows(linear.quantized_weight(), x, x_rounded);
+  weight_rows(linear.quantized_weight(), linear.bias(), first, last, x, x_rounded, out);
 }
 
 // qkv (3C) = c_attn(x) for the rows of this thread's heads only: q, k and v of
 // heads team.share(NH), the only rows its share of the attention reads, so the
 // attention follows without a barrier.
 void qkv_of_own_heads(const Team& team, const nn::Linear& qkv_linear, int64_t heads, int64_t head_size,
-                      const float* x, Int8Activations& x_int8, float* qkv) {
+                      const float* x, RoundedActivations& x_rounded, float* qkv) {
   const int64_t channels = heads * head_size;
   const auto [first_head, last_head] = team.share(heads);
-  prepare_rows(qkv_linear.quantized_weight(), x, x_int8);
+  prepare_rows(qkv_linear.quantized_weight(), x, x_rounded);
   for (int64_t part = 0; part < 3; ++part)  // q, k, v
     weight_rows(qkv_linear.quantized_weight(), qkv_linear.bias(), part * channels + first_head * head_size,
-                part * channels + last_head * head_size, x, x_int8, qkv);
+                part * channels + last_head * head_size, x, x_rounded, qkv);
 }
 
 // residual[r] += (W[r] . x + b[r]) for this thread's share: the branch is
 // rounded before it is added, as add(x, linear(...)) does. branch is scratch (out).
-void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, Int8Activations& x_int8,
+void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, RoundedActivations& x_rounded,
                       float* branch, float* residual) {
-  linear_share(team, linear, x, x_int8, branch);
+  linear_share(team, linear, x, x_rounded, branch);
   const auto [first, last] = team.share(linear.weight().size(0));
   for (int64_t row = first; row < last; ++row) residual[row] += branch[row];
 }
@@ -178,34 +178,34 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   run_in_team([&](Team& team) {
     // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
     std::vector<float> normed(channels), scores(position + 1), query(head_size), branch(channels);
-    Int8Activations x_int8;  // the input of the Linear at hand, rounded (int8 weights only)
+    RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
       layer_norm_into(block.ln_1(), x.data(), normed.data(), channels);
       if (team.threads() <= heads) {
-        qkv_of_own_heads(team, block.attn().qkv(), heads, head_size, normed.data(), x_int8, qkv.data());
+        qkv_of_own_heads(team, block.attn().qkv(), heads, head_size, normed.data(), x_rounded, qkv.data());
       } else {  // more threads than heads: all of them on the product, then the heads
-        linear_share(team, block.attn().qkv(), normed.data(), x_int8, qkv.data());
+        linear_share(team, block.attn().qkv(), normed.data(), x_rounded, qkv.data());
         team.sync();
       }
       const AttentionStep attention{qkv.data(), rope_cosines, rope_sines, caches[layer],
                                     heads,      head_size,    position,   attended.data()};
       attention.run(team, scores, query);
       team.sync();
-      add_linear_share(team, block.attn().c_proj(), attended.data(), x_int8, branch.data(), x.data());
+      add_linear_share(team, block.attn().c_proj(), attended.data(), x_rounded, branch.data(), x.data());
       team.sync();
       layer_norm_into(block.ln_2(), x.data(), normed.data(), channels);
-      linear_share(team, block.mlp().c_fc(), normed.data(), x_int8, hidden.data());
+      linear_share(team, block.mlp().c_fc(), normed.data(), x_rounded, hidden.data());
       const auto [first, last] = team.share(4 * channels);  // the rows this thread just wrote
       nn::row_kernels().gelu_in_place(hidden.data() + first, last - first, config_.gelu);
       team.sync();
-      add_linear_share(team, block.mlp().c_proj(), hidden.data(), x_int8, branch.data(), x.data());
+      add_linear_share(team, block.mlp().c_proj(), hidden.data(), x_rounded, branch.data(), x.data());
       team.sync();
     }
     layer_norm_into(*ln_f_, x.data(), normed.data(), channels);
     const auto [first, last] = team.share(config_.vocab_size);
-    prepare_rows(lm_weight, normed.data(), x_int8);
-    weight_rows(lm_weight, Tensor(), first, last, normed.data(), x_int8, logits.data<float>());
+    prepare_rows(lm_weight, normed.data(), x_rounded);
+    weight_rows(lm_weight, Tensor(), first, last, normed.data(), x_rounded, logits.data<float>());
   });
   for (nn::KVCache& cache : caches) cache.length = position + 1;
   return logits;

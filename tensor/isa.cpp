@@ -15,7 +15,9 @@ bool cpu_has_avx512() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 
-bool cpu_has_avx512_bf16() {
+namespace {
+
+bool cpuid_says_avx512_bf16() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   // __get_cpuid_count fails on a CPU whose highest leaf is below 7. A CPU that
   // knows leaf 7 but not its sub-leaf 1 answers zeros there, so bit 5 is clear.
@@ -23,6 +25,19 @@ bool cpu_has_avx512_bf16() {
   constexpr unsigned kAvx512Bf16 = 1u << 5;
   // cpu_has_avx512() also tells that the OS saves the 512-bit registers (XCR0).
   return (eax & kAvx512Bf16) != 0 && cpu_has_avx512();
+}
+
+}  // namespace
+
+bool cpu_has_avx512_bf16() {
+  // Asked once: CPUID is slow, and in a virtual machine it traps to the host.
+  static const bool has = cpuid_says_avx512_bf16();
+  return has;
+}
+
+bool cpu_has_avx512_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && cpu_has_avx512();
 }
 
 namespace {

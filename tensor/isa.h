@@ -15,10 +15,13 @@
 // to test the AVX2 path on an AVX-512 machine); TINYGPT_ISA=avx512 asks for
 // AVX-512 and is an error on a CPU without it.
 //
-// One kernel needs more than AVX-512 F/BW/VL/DQ: the bfloat16 matrix product's
-// VDPBF16PS (tensor/gemm_bf16.h), which AVX-512 CPUs before Cooper Lake and
-// Zen 4 lack. It lives in its own namespace, isa_avx512_bf16, in a file of its
-// own compiled with -mavx512bf16, and runs only where cpu_has_avx512_bf16().
+// Three kernels need more than AVX-512 F/BW/VL/DQ: the bfloat16 matrix
+// product's VDPBF16PS (tensor/gemm_bf16.h), and the decoding dot products'
+// VPDPBUSD and VDPBF16PS (tensor/quantized_kernels.h), which AVX-512 CPUs
+// before Cooper Lake and Zen 4 lack. They live in their own namespace,
+// isa_avx512_bf16, in files compiled with -mavx512bf16 -mavx512vnni, and run
+// only where cpu_has_avx512_bf16() (and, for the dot products,
+// cpu_has_avx512_vnni()).
 #pragma once
 
 #if defined(__AVX512F__)
@@ -39,5 +42,7 @@ const char* isa_name(Isa isa);  // "AVX-512", "AVX2"
 bool cpu_has_avx512();
 // AVX-512 as above and AVX512-BF16 (CPUID leaf 7, sub-leaf 1, EAX bit 5).
 bool cpu_has_avx512_bf16();
+// AVX-512 as above and AVX512-VNNI.
+bool cpu_has_avx512_vnni();
 
 }  // namespace tg

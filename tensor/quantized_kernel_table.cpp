@@ -4,7 +4,7 @@
 
 namespace tg::TG_ISA {
 
-const QuantizedRowKernels kQuantizedRowKernels = {&dot_int8_row, &dot_bfloat16_row, &dequantize_int8_row,
+const QuantizedRowKernels kQuantizedRowKernels = {&dot_int8_rows, &dot_bfloat16_rows, &dequantize_int8_row,
                                                   &dequantize_int8_row_to_bfloat16, &dequantize_bfloat16_row};
 
 }  // namespace tg::TG_ISA

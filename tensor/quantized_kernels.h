@@ -19,6 +19,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "tensor/bfloat16.h"
 #include "tensor/isa.h"
@@ -118,9 +119,9 @@ inline __m256i int8_block_sums(const int8_t* w, const int8_t* x, const uint8_t* 
 #if defined(__AVX512F__)
 // Two blocks at once: 16 int32 lanes, the first 8 from the block at w, the next 8
 // from the one after. The sign moves with a mask (AVX-512 has no sign_epi8).
-inline __m512i int8_block_pair_sums(const int8_t* w, const int8_t* x, const uint8_t* x_magnitudes) {
+inline __m512i int8_block_pair_sums(const int8_t* w, uint64_t x_negative, const uint8_t* x_magnitudes) {
   const __m512i weights = _mm512_loadu_si512(w);
-  const __mmask64 negative = _mm512_movepi8_mask(_mm512_loadu_si512(x));
+  const __mmask64 negative = _cvtu64_mask64(x_negative);
   const __m512i signed_w = _mm512_mask_sub_epi8(weights, negative, _mm512_setzero_si512(), weights);
   const __m512i pairs = _mm512_maddubs_epi16(_mm512_loadu_si512(x_magnitudes), signed_w);  // 32 int16
   return _mm512_madd_epi16(pairs, _mm512_set1_epi16(1));                                  // 16 int32
@@ -150,7 +151,7 @@ inline float dot_int8_row(const int8_t* values, const float* scales, const Int8A
   __m512 totals[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
   for (; block + 2 <= full_blocks; block += 2) {
     const int64_t col = block * kInt8BlockSize;
-    const __m512 sums = _mm512_cvtepi32_ps(int8_block_pair_sums(values + col, x_values + col, x_magnitudes + col));
+    const __m512 sums = _mm512_cvtepi32_ps(int8_block_pair_sums(values + col, x.negative[block / 2], x_magnitudes + col));
     totals[block / 2 % 2] =
         _mm512_fmadd_ps(sums, block_pair_scales(scales + block, x_scales + block), totals[block / 2 % 2]);
   }
@@ -193,6 +194,21 @@ inline float dot_bfloat16_row(const bfloat16* w, const float* x, int64_t cols) {
   return dot;
 }
 
+// out[r] = row r of W . X for `rows` rows of `cols` int8 weights (values
+// (rows, cols), scales (rows, ceil(cols / 32))), X as dot_int8_row.
+inline void dot_int8_rows(const int8_t* values, const float* scales, int64_t rows, int64_t cols,
+                          const Int8Activations& x, float* out) {
+  const int64_t blocks = (cols + kInt8BlockSize - 1) / kInt8BlockSize;
+  for (int64_t row = 0; row < rows; ++row) out[row] = dot_int8_row(values + row * cols, scales + row * blocks, x, cols);
+}
+
+// out[r] = row r of W . x for `rows` rows of `cols` bfloat16 weights, x rounded
+// to bfloat16 (the products exact in float32).
+inline void dot_bfloat16_rows(const bfloat16* values, int64_t rows, int64_t cols, const BFloat16Activations& x,
+                              float* out) {
+  for (int64_t row = 0; row < rows; ++row) out[row] = dot_bfloat16_row(values + row * cols, x.widened.data(), cols);
+}
+
 // out (cols) = the float32 weights of one int8 row.
 inline void dequantize_int8_row(const int8_t* values, const float* scales, float* out, int64_t cols) {
   const int64_t full_blocks = cols / kInt8BlockSize;
@@ -232,8 +248,10 @@ inline void dequantize_bfloat16_row(const bfloat16* w, float* out, int64_t cols)
 #pragma GCC diagnostic pop
 
 struct QuantizedRowKernels {
-  float (*dot_int8_row)(const int8_t* values, const float* scales, const Int8Activations& x, int64_t cols);
-  float (*dot_bfloat16_row)(const bfloat16* w, const float* x, int64_t cols);
+  void (*dot_int8_rows)(const int8_t* values, const float* scales, int64_t rows, int64_t cols,
+                        const Int8Activations& x, float* out);
+  void (*dot_bfloat16_rows)(const bfloat16* values, int64_t rows, int64_t cols, const BFloat16Activations& x,
+                            float* out);
   void (*dequantize_int8_row)(const int8_t* values, const float* scales, float* out, int64_t cols);
   void (*dequantize_int8_row_to_bfloat16)(const int8_t* values, const float* scales, bfloat16* out, int64_t cols);
   void (*dequantize_bfloat16_row)(const bfloat16* w, float* out, int64_t cols);
@@ -246,8 +264,18 @@ namespace isa_avx512 {
 extern const QuantizedRowKernels kQuantizedRowKernels;
 }
 
-inline const QuantizedRowKernels& quantized_row_kernels(Isa isa = active_isa()) {
-  return isa == Isa::avx512 ? isa_avx512::kQuantizedRowKernels : isa_avx2::kQuantizedRowKernels;
-}
+// The sets of row kernels: the AVX2 copy, the AVX-512 copy, and the AVX-512
+// copy whose two dot products use AVX512-VNNI (VPDPBUSD: 64 byte products
+// summed into 16 int32 lanes in one instruction) and AVX512-BF16 (VDPBF16PS: 32
+// bfloat16 products into 16 float32 sums), which CPUs since Cooper Lake and
+// Zen 4 have (tensor/quantized_kernels_avx512_bf16.cpp).
+enum class QuantizedKernelSet { avx2, avx512, avx512_vnni_bf16 };
+// The set in use: by active_isa(), and avx512_vnni_bf16 where the CPU has
+// AVX512-VNNI and AVX512-BF16 too (so TINYGPT_ISA=avx2 selects avx2).
+QuantizedKernelSet active_quantized_kernel_set();
+// Every set this CPU can run, for tests and benchmarks that compare them.
+std::vector<QuantizedKernelSet> quantized_kernel_sets_here();
+const char* quantized_kernel_set_name(QuantizedKernelSet set);  // "AVX2", "AVX-512", "AVX-512 VNNI+BF16"
+const QuantizedRowKernels& quantized_row_kernels(QuantizedKernelSet set = active_quantized_kernel_set());
 
 }  // namespace tg

@@ -27,36 +27,36 @@ constexpr int64_t kChunkWeights = 48 * 1024;
 
 }  // namespace
 
-void prepare_activations(const QuantizedMatrix& weight, const float* x, Int8Activations& x_int8) {
-  if (weight.format() == DType::Int8) quantize_activations(x, weight.cols(), x_int8);
+void prepare_activations(const QuantizedMatrix& weight, const float* x, RoundedActivations& rounded) {
+  if (weight.format() == DType::Int8)
+    quantize_activations(x, weight.cols(), rounded.int8);
+  else
+    round_activations(x, weight.cols(), rounded.bfloat16);
 }
 
-void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last, const float* x,
-                                const Int8Activations& x_int8, float* out) {
+void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last,
+                                const RoundedActivations& x, float* out) {
   const int64_t cols = weight.cols();
   const QuantizedRowKernels& kernels = quantized_row_kernels();
   if (weight.format() == DType::BFloat16) {
-    const bfloat16* values = weight.values.data<bfloat16>();
-    for (int64_t row = first; row < last; ++row) out[row - first] = kernels.dot_bfloat16_row(values + row * cols, x, cols);
+    kernels.dot_bfloat16_rows(weight.values.data<bfloat16>() + first * cols, last - first, cols, x.bfloat16, out);
     return;
   }
-  const int8_t* values = weight.values.data<int8_t>();
-  const float* scales = weight.scales.data<float>();
   const int64_t blocks = weight.scales.size(1);
-  for (int64_t row = first; row < last; ++row)
-    out[row - first] = kernels.dot_int8_row(values + row * cols, scales + row * blocks, x_int8, cols);
+  kernels.dot_int8_rows(weight.values.data<int8_t>() + first * cols, weight.scales.data<float>() + first * blocks,
+                        last - first, cols, x.int8, out);
 }
 
 void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out) {
-  Int8Activations x_int8;  // rounded once, read by every thread
-  prepare_activations(weight, x, x_int8);
+  RoundedActivations rounded;  // rounded once, read by every thread
+  prepare_activations(weight, x, rounded);
   const int64_t rows = weight.rows();
   const int64_t rows_per_chunk = std::max<int64_t>(8, kChunkWeights / std::max<int64_t>(1, weight.cols()));
   const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
 #pragma omp parallel for schedule(dynamic, 1) if (chunks > 1)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t first = chunk * rows_per_chunk, last = std::min(rows, first + rows_per_chunk);
-    gemv_rows_quantized_serial(weight, first, last, x, x_int8, out + first);
+    gemv_rows_quantized_serial(weight, first, last, rounded, out + first);
   }
 }
 

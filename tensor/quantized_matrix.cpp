@@ -1,5 +1,7 @@
 #include "tensor/quantized_matrix.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,29 +14,65 @@ namespace tg {
 
 namespace {
 
-// One row (cols) of float32 numbers -> int8 values and ceil(cols / 32) scales.
-// A block holding inf or NaN gets the scale NaN (and values 0), so products
-// with it are NaN, as in float32.
-void quantize_int8_row(const float* numbers, int64_t cols, int8_t* values, float* scales) {
-  for (int64_t start = 0, block = 0; start < cols; start += kInt8BlockSize, ++block) {
-    const int64_t end = std::min(cols, start + kInt8BlockSize);
-    float largest = 0.0f;
-    bool finite = true;
-    for (int64_t col = start; col < end; ++col) {
-      finite = finite && std::isfinite(numbers[col]);
-      largest = std::max(largest, std::abs(numbers[col]));
-    }
-    if (!finite) {
-      scales[block] = std::numeric_limits<float>::quiet_NaN();
-      std::fill(values + start, values + end, int8_t{0});
-      continue;
-    }
-    const float scale = largest / 127.0f;
-    const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
-    scales[block] = scale;
-    for (int64_t col = start; col < end; ++col)
-      values[col] = static_cast<int8_t>(std::clamp(std::nearbyint(numbers[col] * inverse), -127.0f, 127.0f));
+// One block of numbers -> its int8 values and scale (the return value); a
+// block holding inf or NaN gets the scale NaN (and values 0), so products with
+// it are NaN, as in float32.
+float quantize_int8_block(const float* numbers, int64_t count, int8_t* values) {
+  float largest = 0.0f;
+  bool finite = true;
+  for (int64_t col = 0; col < count; ++col) {
+    finite = finite && std::isfinite(numbers[col]);
+    largest = std::max(largest, std::abs(numbers[col]));
   }
+  if (!finite) {
+    std::fill(values, values + count, int8_t{0});
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  const float scale = largest / 127.0f;
+  const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
+  for (int64_t col = 0; col < count; ++col)
+    values[col] = static_cast<int8_t>(std::clamp(std::nearbyint(numbers[col] * inverse), -127.0f, 127.0f));
+  return scale;
+}
+
+// The same for a whole block of 32 in AVX2, number for number: the same
+// largest |x|, the same float32 multiply, rounded to nearest even as
+// nearbyint does. A decode step rounds 49 activation vectors a token this way.
+float quantize_full_int8_block(const float* numbers, int8_t* values) {
+  static_assert(kInt8BlockSize == 32);
+  const __m256 magnitude_bits = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 infinity = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  __m256 parts[4], largest = _mm256_setzero_ps();
+  int finite = 0xff;
+  for (int part = 0; part < 4; ++part) {
+    parts[part] = _mm256_loadu_ps(numbers + 8 * part);
+    const __m256 magnitudes = _mm256_and_ps(parts[part], magnitude_bits);
+    largest = _mm256_max_ps(largest, magnitudes);
+    finite &= _mm256_movemask_ps(_mm256_cmp_ps(magnitudes, infinity, _CMP_LT_OQ));  // false for inf and NaN
+  }
+  if (finite != 0xff) return quantize_int8_block(numbers, kInt8BlockSize, values);
+  __m128 four = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
+  four = _mm_max_ps(four, _mm_movehl_ps(four, four));
+  const float scale = _mm_cvtss_f32(_mm_max_ss(four, _mm_movehdup_ps(four))) / 127.0f;
+  const __m256 inverse = _mm256_set1_ps(scale > 0.0f ? 1.0f / scale : 0.0f);
+  __m256i whole[4];
+  for (int part = 0; part < 4; ++part) {
+    const __m256 rounded = _mm256_round_ps(_mm256_mul_ps(parts[part], inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    whole[part] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(rounded, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f)));
+  }
+  // The packs work within 128-bit halves; the permute puts the 8 groups of 4 back in order.
+  const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(whole[0], whole[1]), _mm256_packs_epi32(whole[2], whole[3]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(values),
+                      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  return scale;
+}
+
+// One row (cols) of float32 numbers -> int8 values and ceil(cols / 32) scales.
+void quantize_int8_row(const float* numbers, int64_t cols, int8_t* values, float* scales) {
+  int64_t start = 0, block = 0;
+  for (; start + kInt8BlockSize <= cols; start += kInt8BlockSize, ++block)
+    scales[block] = quantize_full_int8_block(numbers + start, values + start);
+  if (start < cols) scales[block] = quantize_int8_block(numbers + start, cols - start, values + start);
 }
 
 }  // namespace
@@ -44,7 +82,26 @@ void quantize_activations(const float* x, int64_t cols, Int8Activations& out) {
   out.magnitudes.resize(static_cast<size_t>(cols));
   out.scales.resize(static_cast<size_t>(int8_blocks_per_row(cols)));
   quantize_int8_row(x, cols, out.values.data(), out.scales.data());
-  for (int64_t col = 0; col < cols; ++col) out.magnitudes[col] = static_cast<uint8_t>(std::abs(out.values[col]));
+  out.negative.assign(static_cast<size_t>((cols + 63) / 64), 0);
+  int64_t col = 0;
+  for (; col + 32 <= cols; col += 32) {  // 32 values at a time: their magnitudes and sign bits
+    const __m256i values = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out.values.data() + col));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.magnitudes.data() + col), _mm256_abs_epi8(values));
+    out.negative[col / 64] |= uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(values))} << (col % 64);
+  }
+  for (; col < cols; ++col) {
+    out.magnitudes[col] = static_cast<uint8_t>(std::abs(out.values[col]));
+    if (out.values[col] < 0) out.negative[col / 64] |= uint64_t{1} << (col % 64);
+  }
+}
+
+void round_activations(const float* x, int64_t cols, BFloat16Activations& out) {
+  out.values.resize(static_cast<size_t>(cols));
+  out.widened.resize(static_cast<size_t>(cols));
+  for (int64_t col = 0; col < cols; ++col) {
+    out.values[col] = bfloat16(x[col]);
+    out.widened[col] = static_cast<float>(out.values[col]);
+  }
 }
 
 bool is_quantized_format(DType format) { return format == DType::BFloat16 || format == DType::Int8; }

@@ -12,14 +12,16 @@
 //             One scale per 32 weights, as the Q8_0 blocks of CPU inference
 //             engines (ggml's), with the scale in float32: 1.125 bytes a weight.
 //
-// The arithmetic stays float32: a product dequantizes the weights it reads
-// (tensor/quantized_matmul.h) and multiplies them with float32 activations, so
-// the only error is the rounding of the weights.
+// The sums stay float32. A product (tensor/quantized_matmul.h) multiplies the
+// weights with the activations rounded too: to int8 blocks (int8 weights, one
+// row) or to bfloat16 (bfloat16 weights; int8 ones of many rows where the CPU
+// has AVX512-BF16), else float32 ones.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tensor/bfloat16.h"
 #include "tensor/tensor.h"
 
 namespace tg {
@@ -35,17 +37,37 @@ struct QuantizedMatrix {
   int64_t cols() const { return values.size(1); }
 };
 
-// A vector of activations x (cols) in int8 blocks of 32, for the products of
-// batch-1 decoding with an int8 matrix (tensor/quantized_matmul.h): the byte
-// products are exact in integers, so the only errors are the two roundings.
+// The activations x (cols) of a one-row product (batch-1 decoding,
+// tensor/quantized_matmul.h), rounded once for all the rows to what the row
+// kernels (tensor/quantized_kernels.h) multiply.
+//
+// For int8 weights: x in int8 blocks of 32, so that the byte products are exact
+// in integers and the only errors are the two roundings.
 //   X[c] = values[c] * scales[c / 32],  scales[b] = max |x| over block b / 127.
 struct Int8Activations {
   std::vector<int8_t> values;       // (cols) in [-127, 127]
   std::vector<uint8_t> magnitudes;  // (cols) |values|, what the kernels multiply
+  std::vector<uint64_t> negative;   // (ceil(cols / 64)) bit c % 64 of word c / 64: values[c] < 0
   std::vector<float> scales;        // (ceil(cols / 32))
 };
 // x (cols) -> `out`, resized (its buffers are reused from call to call).
 void quantize_activations(const float* x, int64_t cols, Int8Activations& out);
+
+// For bfloat16 weights: x rounded to bfloat16 as the bfloat16 product of many
+// rows rounds it (tensor/gemm_bf16.h), so a weight times an activation is exact
+// in float32 and only the sums round.
+struct BFloat16Activations {
+  std::vector<bfloat16> values;  // (cols)
+  std::vector<float> widened;    // (cols) the same numbers in float32
+};
+// x (cols) -> `out`, resized (its buffers are reused from call to call).
+void round_activations(const float* x, int64_t cols, BFloat16Activations& out);
+
+// Either, as the weight's format needs (raw::prepare_activations).
+struct RoundedActivations {
+  Int8Activations int8;
+  BFloat16Activations bfloat16;
+};
 
 // Is `format` one QuantizedMatrix holds (bfloat16 or int8)?
 bool is_quantized_format(DType format);

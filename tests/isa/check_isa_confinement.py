@@ -10,8 +10,9 @@ template (std::vector<float>, say) instantiated in a kernel file compiled for
 AVX-512, whose copy the linker kept.
 
 AVX512-BF16 instructions (VDPBF16PS, VCVTNE2PS2BF16, VCVTNEPS2BF16: "bf16" in
-the mnemonic), which many AVX-512 CPUs lack, must moreover sit in
-isa_avx512_bf16, the namespace of the one kernel compiled with -mavx512bf16.
+the mnemonic) and AVX512-VNNI ones (VPDPBUSD(S), VPDPWSSD(S)), which many
+AVX-512 CPUs lack, must moreover sit in isa_avx512_bf16, the namespace of the
+kernels compiled with -mavx512bf16 -mavx512vnni.
 
 usage: check_isa_confinement.py PROGRAM...
 """
@@ -39,7 +40,9 @@ def evex_functions(program):
         if first == "62":
             instruction = columns[2].strip()
             # isa_avx512_bf16 contains isa_avx512: it may hold any AVX-512 instruction.
-            allowed = "isa_avx512_bf16" if "bf16" in instruction.split()[0] else "isa_avx512"
+            mnemonic = instruction.split()[0]
+            beyond_avx512 = "bf16" in mnemonic or mnemonic.startswith(("vpdpbus", "vpdpwss"))
+            allowed = "isa_avx512_bf16" if beyond_avx512 else "isa_avx512"
             if allowed in function:
                 confined.add(function)
             else:
@@ -52,7 +55,7 @@ def main():
     for program in sys.argv[1:]:
         confined, leaked = evex_functions(program)
         print(f"{program}: {len(confined)} functions with AVX-512 instructions, all in isa_avx512"
-              if not leaked else f"{program}: AVX-512 instructions outside isa_avx512 (AVX512-BF16 ones outside isa_avx512_bf16):")
+              if not leaked else f"{program}: AVX-512 instructions outside isa_avx512 (AVX512-BF16 and VNNI ones outside isa_avx512_bf16):")
         for function, instruction in sorted(leaked.items()):
             print(f"  {function[:200]}: {instruction}")
         if not confined:

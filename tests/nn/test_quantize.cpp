@@ -53,7 +53,7 @@ void check_close(const Tensor& got, const Tensor& expected, double tolerance) {
 
 }  // namespace
 
-TEST_CASE("Linear: quantized, it multiplies by the widened weight (many rows and one; bfloat16 rounds x for many)") {
+TEST_CASE("Linear: quantized, it multiplies by the widened weight (many rows and one; bfloat16 weights round x)") {
   for (DType format : {DType::BFloat16, DType::Int8}) {
     CAPTURE(dtype_name(format));
     TwoLayers model;
@@ -73,9 +73,9 @@ TEST_CASE("Linear: quantized, it multiplies by the widened weight (many rows and
     const Tensor multiplied = bfloat16_product ? rounded_to_bfloat16(x) : x;
     const Tensor read = bfloat16_product ? rounded_to_bfloat16(widened) : widened;
     check_close(model.first->forward(x), nn::linear(multiplied, read, bias), 1e-4);
-    if (format == DType::BFloat16) {  // one row: float32 activations
+    if (format == DType::BFloat16) {  // one row: x rounded to bfloat16 too
       const Tensor one = randn({1, 40}, generator);
-      check_close(model.first->forward(one), nn::linear(one, widened, bias), 1e-4);
+      check_close(model.first->forward(one), nn::linear(rounded_to_bfloat16(one), widened, bias), 1e-4);
     }
     // and the widened weight is within the format's rounding of the float32 one
     const std::vector<float> before = weight.to_vector<float>(), after = widened.to_vector<float>();

@@ -1,7 +1,7 @@
 // Products with a quantized weight (tensor/quantized_matmul.h) against sums in
-// double over the same rounded numbers: the one-row kernels of both
-// instruction sets (bfloat16 weights with float32 x; int8 weights with x in
-// int8 blocks, exact in integers), rows shared any way among threads, and the
+// double over the same rounded numbers: the one-row kernels of every set this
+// CPU runs (bfloat16 weights with x rounded to bfloat16; int8 weights with x
+// in int8 blocks, exact in integers), rows shared any way among threads, and the
 // many-row product (panels widened for sgemm) for shapes that do not fill a
 // block, a vector or a panel (bfloat16 weights, and int8 weights on a CPU with
 // AVX512-BF16, take the bfloat16 product, tensor/gemm_bf16.h, with x rounded
@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "tests/bfloat16_rounding.h"
@@ -66,39 +67,41 @@ bool takes_bfloat16_product(DType format) {
   return format == DType::BFloat16 || raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::avx512_bf16;
 }
 
-std::vector<Isa> isas_here() {
-  std::vector<Isa> isas = {Isa::avx2};
-  if (cpu_has_avx512()) isas.push_back(Isa::avx512);
-  return isas;
+// x rounded to bfloat16, as the bfloat16 kernels multiply it.
+std::vector<float> bfloat16_activations(const std::vector<float>& x) {
+  std::vector<float> rounded(x.size());
+  for (size_t col = 0; col < x.size(); ++col) rounded[col] = float(bfloat16(x[col]));
+  return rounded;
 }
 
 }  // namespace
 
-TEST_CASE("quantized row kernels: each instruction set's dot products against double") {
-  for (int64_t cols : {1, 8, 31, 32, 33, 64, 96, 100, 768}) {
-    const Tensor weight = random_matrix(3, cols, 10 + static_cast<uint64_t>(cols));
+TEST_CASE("quantized row kernels: each set's dot products against double") {
+  const int64_t rows = 3;
+  for (int64_t cols : {1, 8, 31, 32, 33, 64, 96, 100, 255, 256, 300, 768, 1000}) {
+    const Tensor weight = random_matrix(rows, cols, 10 + static_cast<uint64_t>(cols));
     const std::vector<float> x = random_matrix(1, cols, 20 + static_cast<uint64_t>(cols)).to_vector<float>();
     for (DType format : {DType::BFloat16, DType::Int8}) {
       const QuantizedMatrix matrix = quantize_matrix(weight, format);
       const Tensor widened = dequantize(matrix);
-      // The int8 kernel multiplies x rounded to int8 blocks.
-      const std::vector<float> multiplied = format == DType::Int8 ? rounded_activations(x) : x;
+      // The kernels multiply x rounded to int8 blocks, or to bfloat16.
+      const std::vector<float> multiplied = format == DType::Int8 ? rounded_activations(x) : bfloat16_activations(x);
       const std::vector<double> expected = reference_rows(widened, multiplied);
-      Int8Activations rounded;
-      quantize_activations(x.data(), cols, rounded);
-      for (Isa isa : isas_here()) {
+      RoundedActivations rounded;
+      raw::prepare_activations(matrix, x.data(), rounded);
+      for (QuantizedKernelSet set : quantized_kernel_sets_here()) {
         CAPTURE(cols);
         CAPTURE(dtype_name(format));
-        CAPTURE(isa_name(isa));
-        const QuantizedRowKernels& kernels = quantized_row_kernels(isa);
-        for (int64_t row = 0; row < 3; ++row) {
-          const float dot = format == DType::BFloat16
-                                ? kernels.dot_bfloat16_row(matrix.values.data<bfloat16>() + row * cols, x.data(), cols)
-                                : kernels.dot_int8_row(matrix.values.data<int8_t>() + row * cols,
-                                                       matrix.scales.data<float>() + row * matrix.scales.size(1),
-                                                       rounded, cols);
-          CHECK(std::abs(dot - expected[row]) <= tolerance(widened, multiplied, row));
-        }
+        CAPTURE(quantized_kernel_set_name(set));
+        const QuantizedRowKernels& kernels = quantized_row_kernels(set);
+        std::vector<float> dots(rows);
+        if (format == DType::BFloat16)
+          kernels.dot_bfloat16_rows(matrix.values.data<bfloat16>(), rows, cols, rounded.bfloat16, dots.data());
+        else
+          kernels.dot_int8_rows(matrix.values.data<int8_t>(), matrix.scales.data<float>(), rows, cols, rounded.int8,
+                                dots.data());
+        for (int64_t row = 0; row < rows; ++row)
+          CHECK(std::abs(dots[row] - expected[row]) <= tolerance(widened, multiplied, row));
         std::vector<float> row_out(static_cast<size_t>(cols));
         if (format == DType::BFloat16)
           kernels.dequantize_bfloat16_row(matrix.values.data<bfloat16>() + cols, row_out.data(), cols);
@@ -107,14 +110,25 @@ TEST_CASE("quantized row kernels: each instruction set's dot products against do
                                       matrix.scales.data<float>() + matrix.scales.size(1), row_out.data(), cols);
         CHECK(row_out == raw::select(widened, 0, 1).to_vector<float>());
         if (format == DType::Int8) {  // and rounded to bfloat16 as tg::bfloat16 rounds
-          std::vector<bfloat16> rounded(static_cast<size_t>(cols));
+          std::vector<bfloat16> rounded_row(static_cast<size_t>(cols));
           kernels.dequantize_int8_row_to_bfloat16(matrix.values.data<int8_t>() + cols,
-                                                  matrix.scales.data<float>() + matrix.scales.size(1), rounded.data(), cols);
-          for (int64_t col = 0; col < cols; ++col) CHECK(rounded[col].bits == bfloat16(row_out[col]).bits);
+                                                  matrix.scales.data<float>() + matrix.scales.size(1),
+                                                  rounded_row.data(), cols);
+          for (int64_t col = 0; col < cols; ++col) CHECK(rounded_row[col].bits == bfloat16(row_out[col]).bits);
         }
       }
     }
   }
+}
+
+TEST_CASE("quantized row kernels: the set in use follows the CPU and TINYGPT_ISA") {
+  const bool vnni_bf16 = cpu_has_avx512_vnni() && cpu_has_avx512_bf16();
+  const QuantizedKernelSet expected = active_isa() == Isa::avx2 ? QuantizedKernelSet::avx2
+                                      : vnni_bf16               ? QuantizedKernelSet::avx512_vnni_bf16
+                                                                : QuantizedKernelSet::avx512;
+  CHECK(active_quantized_kernel_set() == expected);
+  CHECK(quantized_kernel_sets_here().size() == (vnni_bf16 ? 3u : cpu_has_avx512() ? 2u : 1u));
+  CHECK(std::string(quantized_kernel_set_name(QuantizedKernelSet::avx512_vnni_bf16)) == "AVX-512 VNNI+BF16");
 }
 
 TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows each thread takes") {
@@ -125,15 +139,15 @@ TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows ea
     const QuantizedMatrix matrix = quantize_matrix(weight, format);
     std::vector<float> whole(rows), pieces(rows);
     raw::gemv_rows_quantized(matrix, x.data(), whole.data());
-    Int8Activations scratch;
+    RoundedActivations scratch;
     raw::prepare_activations(matrix, x.data(), scratch);
     for (int64_t first : {0, 1, 7, 500}) {  // uneven pieces, as threads may take
       const int64_t last = first == 500 ? rows : (first == 0 ? 1 : first == 1 ? 7 : 500);
-      raw::gemv_rows_quantized_serial(matrix, first, last, x.data(), scratch, pieces.data() + first);
+      raw::gemv_rows_quantized_serial(matrix, first, last, scratch, pieces.data() + first);
     }
     CHECK(whole == pieces);
     const std::vector<double> expected =
-        reference_rows(dequantize(matrix), format == DType::Int8 ? rounded_activations(x) : x);
+        reference_rows(dequantize(matrix), format == DType::Int8 ? rounded_activations(x) : bfloat16_activations(x));
     for (int64_t row = 0; row < rows; row += 97) CHECK(whole[row] == doctest::Approx(expected[row]).epsilon(1e-4));
   }
 }

@@ -4,6 +4,7 @@
 // checks a matrix read from a file must pass.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -88,6 +89,39 @@ TEST_CASE("quantize_matrix: int8 blocks of 32, the last one shorter, each weight
   }
 }
 
+TEST_CASE("quantize_matrix: int8 values are round(w / scale), halves to even, for whole blocks and the shorter last one") {
+  // Block 0's largest |w| is 127, so its scale is 1 and w / scale is w itself:
+  // halves round to the even neighbour. Block 1 holds random numbers, block 2
+  // (8 columns: the shorter block) halves again.
+  const int64_t cols = 72;
+  std::vector<float> weights(cols);
+  const std::vector<float> halves = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 126.5f, -126.5f};
+  for (int64_t col = 0; col < 32; ++col) weights[col] = halves[col % halves.size()];
+  weights[31] = 127.0f;
+  const std::vector<float> random = random_matrix(1, 32, 0.3, 9).to_vector<float>();
+  std::copy(random.begin(), random.end(), weights.begin() + 32);
+  for (int64_t col = 64; col < cols; ++col) weights[col] = halves[col - 64];
+  weights[71] = 127.0f;
+  const QuantizedMatrix matrix = quantize_matrix(from_vector<float>(weights, {1, cols}), DType::Int8);
+  const std::vector<int8_t> values = matrix.values.to_vector<int8_t>();
+  const std::vector<float> scales = matrix.scales.to_vector<float>();
+  CHECK(scales[0] == 1.0f);
+  CHECK(scales[2] == 1.0f);
+  const std::vector<int> expected_halves = {0, 2, 2, 0, -2, -2, 126, -126};
+  for (int64_t col = 0; col < cols; ++col) {
+    CAPTURE(col);
+    const int64_t block = col / 32;
+    float largest = 0;
+    for (int64_t other = block * 32; other < std::min(cols, block * 32 + 32); ++other)
+      largest = std::max(largest, std::abs(weights[other]));
+    const float scale = largest / 127.0f;
+    CHECK(scales[block] == scale);
+    const float expected = std::clamp(std::nearbyint(weights[col] * (1.0f / scale)), -127.0f, 127.0f);
+    CHECK(values[col] == static_cast<int8_t>(expected));
+    if (block != 1 && col != 31 && col != 71) CHECK(values[col] == expected_halves[col % 32 % halves.size()]);
+  }
+}
+
 TEST_CASE("quantize_matrix: refuses what it cannot represent") {
   CHECK_THROWS_WITH_AS(quantize_matrix(zeros({2, 3}, DType::Float64), DType::Int8),
                        doctest::Contains("needs a float32 matrix, got float64"), Error);
@@ -99,15 +133,19 @@ TEST_CASE("quantize_matrix: refuses what it cannot represent") {
   CHECK_THROWS_WITH_AS(quantize_matrix(weight, DType::BFloat16), doctest::Contains("weight 1, 1 is inf"), Error);
 }
 
-TEST_CASE("quantize_activations: the same int8 blocks, with magnitudes; a non-finite block gets a NaN scale") {
-  std::vector<float> x(40);
+TEST_CASE("quantize_activations: the same int8 blocks, with magnitudes and signs; a non-finite block gets a NaN scale") {
+  std::vector<float> x(70);
   for (size_t index = 0; index < x.size(); ++index) x[index] = 0.1f * static_cast<float>(index) - 1.7f;
+  x[66] = -5.0f;  // a negative one in the second 64
   Int8Activations rounded;
-  quantize_activations(x.data(), 40, rounded);
-  REQUIRE(rounded.scales.size() == 2);
+  quantize_activations(x.data(), 70, rounded);
+  REQUIRE(rounded.scales.size() == 3);
+  REQUIRE(rounded.negative.size() == 2);
   CHECK(rounded.scales[0] == doctest::Approx(1.7f / 127));
   for (size_t index = 0; index < x.size(); ++index) {
+    CAPTURE(index);
     CHECK(rounded.magnitudes[index] == std::abs(rounded.values[index]));
+    CHECK(((rounded.negative[index / 64] >> (index % 64)) & 1) == (rounded.values[index] < 0 ? 1u : 0u));
     CHECK(std::abs(rounded.values[index] * rounded.scales[index / 32] - x[index]) <= 0.5f * rounded.scales[index / 32] * 1.0001f);
   }
   x[35] = std::numeric_limits<float>::quiet_NaN();
@@ -115,6 +153,20 @@ TEST_CASE("quantize_activations: the same int8 blocks, with magnitudes; a non-fi
   CHECK(std::isnan(rounded.scales[1]));
   CHECK(rounded.values[35] == 0);
   CHECK_FALSE(std::isnan(rounded.scales[0]));
+}
+
+TEST_CASE("round_activations: each x rounded to bfloat16, and the same numbers widened") {
+  const std::vector<float> x = {1.0f, 1.00390625f, 1.01171875f, -3.3f, 1e-40f, 0.0f};
+  BFloat16Activations rounded;
+  round_activations(x.data(), 6, rounded);
+  REQUIRE(rounded.values.size() == 6);
+  REQUIRE(rounded.widened.size() == 6);
+  for (size_t index = 0; index < x.size(); ++index) {
+    CHECK(rounded.values[index].bits == bfloat16(x[index]).bits);
+    CHECK(rounded.widened[index] == static_cast<float>(bfloat16(x[index])));
+  }
+  CHECK(rounded.widened[1] == 1.0f);          // a tie rounds to even
+  CHECK(rounded.widened[2] == 1.015625f);     // above the tie, up
 }
 
 TEST_CASE("embedding_quantized: the widened rows the ids name, in the ids' shape") {
