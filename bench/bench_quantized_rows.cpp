@@ -1,13 +1,14 @@
 // The one-row kernels of batch-1 decoding with reduced-precision weights
 // (tensor/quantized_kernels.h): out = W x for bfloat16 and int8 weight
 // matrices, with every set of kernels this CPU runs (AVX2, AVX-512, AVX-512
-// VNNI+BF16), on one thread.
+// VNNI+BF16), on one thread; and float32 weights (raw::gemv_rows_serial,
+// tensor/gemv.h) beside them.
 //
 //   in_cache     768 x 768 weights (gpt2's c_proj: 0.6 MB int8, 1.2 MB
 //                bfloat16), the same matrix again and again: it stays in L2/L3,
 //                so this measures the kernel's own speed
-//   from_memory  64 such matrices in turn (38 MB int8, 75 MB bfloat16, more than
-//                the L3 of most CPUs): the weights stream from memory, as in
+//   from_memory  64 such matrices in turn (38 MB int8, 75 MB bfloat16, 151 MB
+//                float32, more than the L3 of most CPUs): the weights stream from memory, as in
 //                decoding, where a token reads each weight once
 //
 // Counters: "weights" (G weights a second) and "bytes" (GB/s of weights and
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "tensor/factory.h"
+#include "tensor/gemv.h"
 #include "tensor/quantized_kernels.h"
 #include "tensor/quantized_matmul.h"
 #include "tensor/random.h"
@@ -42,6 +44,23 @@ Workload make_workload(DType format, int64_t matrices) {
   const std::vector<float> x = normal({kCols}, 0.0, 1.0, generator).to_vector<float>();
   raw::prepare_activations(workload.matrices.front(), x.data(), workload.x);
   return workload;
+}
+
+void float32_rows_product(benchmark::State& state, int64_t matrices) {
+  Generator generator(7);
+  std::vector<Tensor> weights;
+  for (int64_t index = 0; index < matrices; ++index) weights.push_back(normal({kRows, kCols}, 0.0, 0.02, generator));
+  const std::vector<float> x = normal({kCols}, 0.0, 1.0, generator).to_vector<float>();
+  std::vector<float> out(kRows);
+  size_t next = 0;
+  for (auto _ : state) {
+    raw::gemv_rows_serial(kRows, kCols, 1.0f, weights[next].data<float>(), kCols, x.data(), 0.0f, out.data());
+    next = (next + 1) % weights.size();
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["weights"] = benchmark::Counter(kRows * kCols * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bytes"] = benchmark::Counter(kRows * kCols * 4e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void rows_product(benchmark::State& state, QuantizedKernelSet set, DType format, int64_t matrices) {
@@ -72,6 +91,10 @@ void rows_product(benchmark::State& state, QuantizedKernelSet set, DType format,
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (const auto& [where, matrices] : {std::pair<std::string, int64_t>{"in_cache", 1}, {"from_memory", 64}})
+    benchmark::RegisterBenchmark(("float32/" + where).c_str(), [matrices = matrices](benchmark::State& state) {
+      float32_rows_product(state, matrices);
+    })->Unit(benchmark::kMicrosecond)->UseRealTime();
   for (QuantizedKernelSet set : quantized_kernel_sets_here())
     for (DType format : {DType::Int8, DType::BFloat16})
       for (const auto& [where, matrices] : {std::pair<std::string, int64_t>{"in_cache", 1}, {"from_memory", 64}}) {
