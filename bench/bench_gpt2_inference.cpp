@@ -10,16 +10,23 @@
 //   bench_gpt2_inference --config gpt2 --prompt 64 --tokens 32 [--threads 2] [--weight-format int8]
 //   bench_gpt2_inference --config gpt2 --save-weights FILE   (writes the weights, then exits)
 //
+// Several weight formats (--weight-format float32,bf16,int8) build one model
+// each, from the same initial weights, and take turns run by run: the machine
+// drifts between a fast and a slow state within seconds, so each run of one
+// format has a run of the others beside it, and a ratio of two formats is best
+// taken run by run (the "runs" arrays; bench/run_quantized_inference.sh).
+//
 // Generation runs tg::generate, timed through its token callback: the first token
 // arrives after the prompt's forward (prefill), so the decode rate is the tokens
 // after the first over the time from the first to the last. The rate including
 // the prefill is printed too. The prompt is Generator(0)'s randint, stored in the
 // weights file's metadata so the PyTorch side reads the same one.
-// Prints one JSON line (bench/run_gpt2_inference.sh collects them), with the
-// greedy tokens of both generation modes for the cross-check.
+// Prints one JSON line per format (bench/run_gpt2_inference.sh collects them),
+// with the greedy tokens of both generation modes for the cross-check.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,41 +80,66 @@ GenerationTiming time_generation(tg::GPT& model, const std::vector<int64_t>& pro
           milliseconds_between(start, arrivals.front()), std::move(generated)};
 }
 
-// The median of `runs` generations (after one untimed warm-up) by decode rate.
-nlohmann::json generation_figures(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t tokens, bool use_cache,
-                                  int64_t runs) {
-  time_generation(model, prompt, std::min<int64_t>(tokens, 4), use_cache);
-  std::vector<double> decode, total, prefill;
-  std::vector<int64_t> generated;
-  for (int64_t run = 0; run < runs; ++run) {
-    GenerationTiming timing = time_generation(model, prompt, tokens, use_cache);
-    decode.push_back(timing.decode_tokens_per_s);
-    total.push_back(timing.total_tokens_per_s);
-    prefill.push_back(timing.prefill_ms);
-    generated = std::move(timing.tokens);
-  }
-  return {{"decode_tokens_per_s", median(decode)},
-          {"tokens_per_s_with_prefill", median(total)},
-          {"prefill_ms", median(prefill)},
-          {"tokens", generated}};
+// Each format's models: its name and the model in it.
+struct FormatModel {
+  std::string format;
+  tg::GPT* model;
+};
+
+// `runs` generations of each model (after one untimed warm-up each), the models
+// taking turns run by run: per model, the medians and every run's figures.
+std::vector<nlohmann::json> generation_figures(const std::vector<FormatModel>& models, const std::vector<int64_t>& prompt,
+                                               int64_t tokens, bool use_cache, int64_t runs) {
+  for (const FormatModel& entry : models) time_generation(*entry.model, prompt, std::min<int64_t>(tokens, 4), use_cache);
+  std::vector<std::vector<double>> decode(models.size()), total(models.size()), prefill(models.size());
+  std::vector<std::vector<int64_t>> generated(models.size());
+  for (int64_t run = 0; run < runs; ++run)
+    for (size_t index = 0; index < models.size(); ++index) {
+      GenerationTiming timing = time_generation(*models[index].model, prompt, tokens, use_cache);
+      decode[index].push_back(timing.decode_tokens_per_s);
+      total[index].push_back(timing.total_tokens_per_s);
+      prefill[index].push_back(timing.prefill_ms);
+      generated[index] = std::move(timing.tokens);
+    }
+  std::vector<nlohmann::json> figures;
+  for (size_t index = 0; index < models.size(); ++index)
+    figures.push_back({{"decode_tokens_per_s", median(decode[index])},
+                       {"tokens_per_s_with_prefill", median(total[index])},
+                       {"prefill_ms", median(prefill[index])},
+                       {"runs", {{"decode_tokens_per_s", decode[index]}, {"prefill_ms", prefill[index]}}},
+                       {"tokens", generated[index]}});
+  return figures;
 }
 
-// Median ms of one forward over the prompt, and the last position's first logits.
-nlohmann::json forward_figures(tg::GPT& model, const std::vector<int64_t>& prompt, int64_t iters) {
+// Median ms of one forward over the prompt per model (the models taking turns
+// forward by forward), every forward's ms, and the last position's first logits.
+std::vector<nlohmann::json> forward_figures(const std::vector<FormatModel>& models, const std::vector<int64_t>& prompt,
+                                            int64_t iters) {
   tg::NoGradGuard no_grad;
-  model.eval();
   const tg::Tensor ids = tg::from_vector(prompt, {1, static_cast<int64_t>(prompt.size())});  // (1, T)
-  tg::Tensor logits = model.forward(ids);                                                   // warm-up
-  std::vector<double> milliseconds;
-  for (int64_t iter = 0; iter < iters; ++iter) {
-    const auto start = Clock::now();
-    logits = model.forward(ids);
-    milliseconds.push_back(milliseconds_between(start, Clock::now()));
+  std::vector<tg::Tensor> logits;
+  for (const FormatModel& entry : models) {
+    entry.model->eval();
+    logits.push_back(entry.model->forward(ids));  // warm-up
   }
-  const tg::Tensor last = tg::raw::select(tg::raw::select(logits, 0, 0), 0, ids.size(1) - 1);  // (V)
-  const std::vector<float> head = tg::raw::narrow(last, 0, 0, 4).to_vector<float>();
-  const double ms = median(milliseconds);
-  return {{"ms", ms}, {"tokens_per_s", static_cast<double>(prompt.size()) / (ms / 1e3)}, {"last_logits_head", head}};
+  std::vector<std::vector<double>> milliseconds(models.size());
+  for (int64_t iter = 0; iter < iters; ++iter)
+    for (size_t index = 0; index < models.size(); ++index) {
+      const auto start = Clock::now();
+      logits[index] = models[index].model->forward(ids);
+      milliseconds[index].push_back(milliseconds_between(start, Clock::now()));
+    }
+  std::vector<nlohmann::json> figures;
+  for (size_t index = 0; index < models.size(); ++index) {
+    const tg::Tensor last = tg::raw::select(tg::raw::select(logits[index], 0, 0), 0, ids.size(1) - 1);  // (V)
+    const std::vector<float> head = tg::raw::narrow(last, 0, 0, 4).to_vector<float>();
+    const double ms = median(milliseconds[index]);
+    figures.push_back({{"ms", ms},
+                       {"tokens_per_s", static_cast<double>(prompt.size()) / (ms / 1e3)},
+                       {"runs", {{"ms", milliseconds[index]}}},
+                       {"last_logits_head", head}});
+  }
+  return figures;
 }
 
 std::string joined(const std::vector<int64_t>& ids) {
@@ -121,7 +153,8 @@ std::string joined(const std::vector<int64_t>& ids) {
 int main(int argc, char** argv) {
   tg::tune_process_environment(argv);  // as the tinygpt program does (tensor/process_environment.h)
   CLI::App app{"Forward and generation speed of a GPT at batch 1"};
-  std::string preset = "gpt2", save_weights, weight_format = "float32";
+  std::string preset = "gpt2", save_weights;
+  std::vector<std::string> weight_formats = {"float32"};
   std::vector<std::string> modes = {"forward", "cached", "uncached"};
   int64_t prompt_length = 64, tokens = 32, forward_iters = 10, cached_runs = 3, uncached_runs = 1;
   int threads = 0;
@@ -133,7 +166,10 @@ int main(int argc, char** argv) {
   app.add_option("--uncached-runs", uncached_runs, "Timed generations without it")->capture_default_str();
   app.add_option("--modes", modes, "Which of forward,cached,cached_modules,uncached to run")->delimiter(',')->capture_default_str();
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
-  app.add_option("--weight-format", weight_format, "float32, bf16 or int8 (nn/quantize.h)")->capture_default_str();
+  app.add_option("--weight-format", weight_formats,
+                 "float32, bf16 or int8 (nn/quantize.h); several, comma-separated, take turns run by run")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--save-weights", save_weights, "Write the weights and the prompt (safetensors), then exit");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -154,21 +190,33 @@ int main(int argc, char** argv) {
       return 0;
     }
 
-    const tg::DType format = tg::nn::parse_weight_format(weight_format);
-    if (format != tg::DType::Float32) model.quantize(format);
-
-    nlohmann::json result = {{"side", "tinygpt"}, {"weights", tg::nn::weight_format_name(format)},  {"config", preset},         {"parameters", model.parameter_count()},
-                             {"prompt", prompt_length}, {"new_tokens", tokens}, {"threads", tg::num_threads()}};
-    const auto wanted = [&](const char* mode) { return std::ranges::find(modes, mode) != modes.end(); };
-    if (wanted("forward")) result["forward"] = forward_figures(model, prompt, forward_iters);
-    if (wanted("uncached")) result["uncached"] = generation_figures(model, prompt, tokens, false, uncached_runs);
-    if (wanted("cached")) result["cached"] = generation_figures(model, prompt, tokens, true, cached_runs);
-    if (wanted("cached_modules")) {
-      model.set_fused_decode(false);
-      result["cached_modules"] = generation_figures(model, prompt, tokens, true, cached_runs);
-      model.set_fused_decode(true);
+    // One model per format, each from the same initial weights (seed 1).
+    std::vector<std::unique_ptr<tg::GPT>> owned;
+    std::vector<FormatModel> models;
+    for (const std::string& name : weight_formats) {
+      const tg::DType format = tg::nn::parse_weight_format(name);
+      tg::GPT& format_model = models.empty() ? model : *owned.emplace_back(std::make_unique<tg::GPT>(config, 1));
+      if (format != tg::DType::Float32) format_model.quantize(format);
+      models.push_back({tg::nn::weight_format_name(format), &format_model});
     }
-    std::cout << result.dump() << std::endl;
+    std::vector<nlohmann::json> results;
+    for (const FormatModel& entry : models)
+      results.push_back({{"side", "tinygpt"},       {"weights", entry.format},     {"config", preset},
+                         {"parameters", entry.model->parameter_count()}, {"prompt", prompt_length},
+                         {"new_tokens", tokens},    {"threads", tg::num_threads()}});
+    const auto wanted = [&](const char* mode) { return std::ranges::find(modes, mode) != modes.end(); };
+    const auto record = [&](const char* mode, const std::vector<nlohmann::json>& figures) {
+      for (size_t index = 0; index < models.size(); ++index) results[index][mode] = figures[index];
+    };
+    if (wanted("forward")) record("forward", forward_figures(models, prompt, forward_iters));
+    if (wanted("uncached")) record("uncached", generation_figures(models, prompt, tokens, false, uncached_runs));
+    if (wanted("cached")) record("cached", generation_figures(models, prompt, tokens, true, cached_runs));
+    if (wanted("cached_modules")) {
+      for (const FormatModel& entry : models) entry.model->set_fused_decode(false);
+      record("cached_modules", generation_figures(models, prompt, tokens, true, cached_runs));
+      for (const FormatModel& entry : models) entry.model->set_fused_decode(true);
+    }
+    for (const nlohmann::json& result : results) std::cout << result.dump() << std::endl;
   } catch (const std::exception& error) {
     std::cerr << "bench_gpt2_inference: " << error.what() << "\n";
     return 1;

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Batch-1 inference of the gpt2 (124M) shape with float32, bfloat16 and int8
-# weights (nn/quantize.h), on the same randomly initialised model: the decode
-# rate with the KV cache after a 64-token prompt, the prompt's prefill and one
-# forward over it. The three formats run in turn, each its own process, round
-# after round, so a machine drifting between a fast and a slow state slows all
-# three alike; prints each run's JSON line, then the medians and each format's
-# speed over float32's (> 1: faster).
+# weights (nn/quantize.h), from the same randomly initialised weights: the
+# decode rate with the KV cache after a 64-token prompt, the prompt's prefill
+# and one forward over it.
+#
+# This machine drifts between a fast and a slow memory state within seconds,
+# so the three formats live in one process and take turns generation by
+# generation (bench_gpt2_inference --weight-format float32,bf16,int8): each
+# ratio over float32 is taken between neighbouring runs, then the median of
+# those ratios is printed beside the medians of the rates. ROUNDS processes,
+# RUNS turns each.
 #
 # usage: bench/run_quantized_inference.sh [BUILD_DIR] [ROUNDS]
-#   BUILD_DIR defaults to build (it must hold bench/bench_gpt2_inference), ROUNDS to 5.
-#   THREADS (2), CONFIG (gpt2), PROMPT (64), TOKENS (64).
+#   BUILD_DIR defaults to build (it must hold bench/bench_gpt2_inference), ROUNDS to 3.
+#   RUNS (5), THREADS (2), CONFIG (gpt2), PROMPT (64), TOKENS (64).
 set -euo pipefail
 
 project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$project_root/build}
-rounds=${2:-5}
+rounds=${2:-3}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+runs=${RUNS:-5}
 threads=${THREADS:-2}
 config=${CONFIG:-gpt2}
 prompt=${PROMPT:-64}
@@ -27,26 +32,35 @@ results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $threads threads"
 for round in $(seq "$rounds"); do
-  for format in float32 bf16 int8; do
-    OMP_NUM_THREADS=$threads "$ours" --config "$config" --prompt "$prompt" --tokens "$tokens" --threads "$threads" \
-      --modes forward,cached --weight-format "$format" | tee -a "$results"
-  done
+  OMP_NUM_THREADS=$threads "$ours" --config "$config" --prompt "$prompt" --tokens "$tokens" --threads "$threads" \
+    --modes forward,cached --cached-runs "$runs" --forward-iters "$runs" --weight-format float32,bf16,int8 >>"$results"
 done
 
 python3 - "$results" <<'PY'
 import collections, json, statistics, sys
-runs = collections.defaultdict(list)
+rounds = collections.defaultdict(list)  # format -> one record per process
 for line in open(sys.argv[1]):
     record = json.loads(line)
-    runs[record["weights"]].append(record)
+    rounds[record["weights"]].append(record)
 
-def med(format, mode, field):
-    return statistics.median(record[mode][field] for record in runs[format])
+def runs(format, mode, field):
+    return [value for record in rounds[format] for value in record[mode]["runs"][field]]
 
-print(f"\n{'weights':<10}{'decode tok/s':>14}{'x f32':>8}{'prefill ms':>12}{'x f32':>8}{'forward ms':>12}{'x f32':>8}")
+def paired(format, mode, field, faster_is_larger):
+    # the ratio of each run to float32's run beside it (> 1: faster than float32)
+    ours, base = runs(format, mode, field), runs("float32", mode, field)
+    return [a / b if faster_is_larger else b / a for a, b in zip(ours, base)]
+
+count = len(runs("float32", "cached", "decode_tokens_per_s"))
+print(f"{len(rounds['float32'])} processes x {count // len(rounds['float32'])} turns; medians of rates, and of "
+      "the run-by-run ratios to float32 (min-max)")
+print(f"{'weights':<10}{'decode tok/s':>13}{'x f32':>7}{'(range)':>13}{'prefill ms':>12}{'x f32':>7}{'forward ms':>12}{'x f32':>7}")
 for format in ["float32", "bfloat16", "int8"]:
-    decode, prefill, forward = med(format, "cached", "decode_tokens_per_s"), med(format, "cached", "prefill_ms"), med(format, "forward", "ms")
-    print(f"{format:<10}{decode:>14.1f}{decode / med('float32', 'cached', 'decode_tokens_per_s'):>8.2f}"
-          f"{prefill:>12.1f}{med('float32', 'cached', 'prefill_ms') / prefill:>8.2f}"
-          f"{forward:>12.1f}{med('float32', 'forward', 'ms') / forward:>8.2f}")
+    decode = paired(format, "cached", "decode_tokens_per_s", True)
+    print(f"{format:<10}{statistics.median(runs(format, 'cached', 'decode_tokens_per_s')):>13.1f}"
+          f"{statistics.median(decode):>7.2f}{f'({min(decode):.2f}-{max(decode):.2f})':>13}"
+          f"{statistics.median(runs(format, 'cached', 'prefill_ms')):>12.1f}"
+          f"{statistics.median(paired(format, 'cached', 'prefill_ms', False)):>7.2f}"
+          f"{statistics.median(runs(format, 'forward', 'ms')):>12.1f}"
+          f"{statistics.median(paired(format, 'forward', 'ms', False)):>7.2f}")
 PY
