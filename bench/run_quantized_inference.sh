@@ -54,10 +54,10 @@ def paired(format, mode, field, faster_is_larger):
 count = len(runs("float32", "cached", "decode_tokens_per_s"))
 print(f"{len(rounds['float32'])} processes x {count // len(rounds['float32'])} turns; medians of rates, and of "
       "the run-by-run ratios to float32 (min-max)")
-print(f"{'weights':<10}{'decode tok/s':>13}{'x f32':>7}{'(range)':>13}{'prefill ms':>12}{'x f32':>7}{'forward ms':>12}{'x f32':>7}")
+print(f"{'weights':<10}{'decode tok/s':>13}{'(range)':>13}{'x f32':>7}{'(range)':>13}{'prefill ms':>12}{'x f32':>7}{'forward ms':>12}{'x f32':>7}")
 for format in ["float32", "bfloat16", "int8"]:
-    decode = paired(format, "cached", "decode_tokens_per_s", True)
-    print(f"{format:<10}{statistics.median(runs(format, 'cached', 'decode_tokens_per_s')):>13.1f}"
+    decode, rates = paired(format, "cached", "decode_tokens_per_s", True), runs(format, "cached", "decode_tokens_per_s")
+    print(f"{format:<10}{statistics.median(rates):>13.1f}{f'({min(rates):.0f}-{max(rates):.0f})':>13}"
           f"{statistics.median(decode):>7.2f}{f'({min(decode):.2f}-{max(decode):.2f})':>13}"
           f"{statistics.median(runs(format, 'cached', 'prefill_ms')):>12.1f}"
           f"{statistics.median(paired(format, 'cached', 'prefill_ms', False)):>7.2f}"
