@@ -1,21 +1,25 @@
 // AdamW: the checks and the scalars of one update, computed as torch computes
-// them; the loop itself is adamw_kernel (adamw_kernels.h), from the kernel table.
+// them, and the threads' shares; the loop itself is adamw_kernel
+// (adamw_kernels.h), from the kernel table.
 #include "nn/functional/adamw.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "nn/functional/kernel_table.h"
 #include "tensor/error.h"
 #include "tensor/profile.h"
+#include "tensor/threads.h"
 
 namespace tg::nn {
 
-void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWHyperparameters& hyperparameters,
-                int64_t step) {
-  ProfileScope scope(ProfileFamily::adamw);
-  scope.add_bytes(7.0 * static_cast<double>(count) * sizeof(float));  // reads p, g, m, v; writes p, m, v
+namespace {
+
+// The checks, then the scalars of one update, computed as torch computes them.
+AdamWScalars adamw_scalars(const AdamWHyperparameters& hyperparameters, int64_t step) {
   check(step >= 1, "adamw_step: step is 1-based, got ", step);
-  check(count >= 0, "adamw_step: count must be non-negative, got ", count);
   check(hyperparameters.beta1 >= 0 && hyperparameters.beta1 < 1 && hyperparameters.beta2 >= 0 && hyperparameters.beta2 < 1,
         "adamw_step: betas must be in [0, 1), got (", hyperparameters.beta1, ", ", hyperparameters.beta2, ")");
   // Python evaluates these in double; torch then rounds each scalar to float in its kernel.
@@ -27,10 +31,43 @@ void adamw_step(float* param, const float* grad, float* m, float* v, int64_t cou
   const double bias_correction2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const float step_size = static_cast<float>(lr / bias_correction1);
   const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
-  const float eps = hyperparameters.eps;
-  const AdamWScalars scalars{decay_factor, beta1_f, one_minus_beta1, beta2_f, one_minus_beta2, step_size, eps,
-                             bias_correction2_sqrt};
-  optimizer_kernels().adamw(param, grad, m, v, count, scalars);
+  return AdamWScalars{decay_factor, beta1_f,   one_minus_beta1, beta2_f, one_minus_beta2,
+                      step_size,    hyperparameters.eps, bias_correction2_sqrt};
+}
+
+}  // namespace
+
+void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWHyperparameters& hyperparameters,
+                int64_t step) {
+  check(count >= 0, "adamw_step: count must be non-negative, got ", count);
+  adamw_step(param, grad, m, v, {AdamWSlice{0, count, hyperparameters}}, step);
+}
+
+void adamw_step(float* param, const float* grad, float* m, float* v, const std::vector<AdamWSlice>& slices,
+                int64_t step) {
+  ProfileScope scope(ProfileFamily::adamw);
+  std::vector<AdamWScalars> scalars;
+  int64_t total = 0;
+  for (const AdamWSlice& slice : slices) {
+    check(slice.offset >= 0 && slice.count >= 0, "adamw_step: a slice needs offset and count >= 0, got ", slice.offset,
+          " and ", slice.count);
+    scalars.push_back(adamw_scalars(slice.hyperparameters, step));
+    total += slice.count;
+  }
+  scope.add_bytes(7.0 * static_cast<double>(total) * sizeof(float));  // reads p, g, m, v; writes p, m, v
+  const auto adamw = optimizer_kernels().adamw;
+#pragma omp parallel if (total >= kParallelThreshold)
+  {
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t begin = total * thread / threads, end = total * (thread + 1) / threads;  // this thread's share
+    int64_t start = 0;  // of the slice at hand, counted over all slices
+    for (size_t index = 0; index < slices.size(); ++index) {
+      const int64_t first = std::max(begin, start), last = std::min(end, start + slices[index].count);
+      const int64_t at = slices[index].offset + (first - start);
+      if (first < last) adamw(param + at, grad + at, m + at, v + at, last - first, scalars[index]);
+      start += slices[index].count;
+    }
+  }
 }
 
 }  // namespace tg::nn

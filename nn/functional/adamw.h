@@ -11,6 +11,7 @@
 // then rounded to float. One pass reads p, g, m, v and writes p, m, v.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace tg::nn {
 
@@ -26,6 +27,19 @@ struct AdamWHyperparameters {
 
 // param, grad, m, v: `count` floats each (m and v start at zero before step 1).
 void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWHyperparameters& hyperparameters,
+                int64_t step);
+
+// A stretch of the flat buffers and its hyperparameters (a parameter group's
+// neighbouring parameters, nn/optim/adamw.h).
+struct AdamWSlice {
+  int64_t offset, count;
+  AdamWHyperparameters hyperparameters;
+};
+// The same update for every slice of param, grad, m and v, in one parallel
+// region: each thread takes a contiguous share of all the slices' elements
+// (one wake-up of the threads per step instead of one per slice). Elementwise,
+// so the result does not depend on the share.
+void adamw_step(float* param, const float* grad, float* m, float* v, const std::vector<AdamWSlice>& slices,
                 int64_t step);
 
 }  // namespace tg::nn

@@ -22,9 +22,10 @@ struct AdamWScalars {
 // One copy per instruction set (tensor/isa.h).
 inline namespace TG_ISA {
 
-// param, grad, m, v: `count` floats each -> param, m, v updated in place.
+// param, grad, m, v: `count` floats each -> param, m, v updated in place, on
+// the calling thread (adamw_step shares the elements out).
 inline void adamw_kernel(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWScalars& s) {
-#pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
+#pragma omp simd
   for (int64_t i = 0; i < count; ++i) {
     const float g = grad[i];
     const float p = param[i] * s.decay_factor;                              // param.mul_(1 - lr * wd)

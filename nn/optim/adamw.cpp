@@ -43,13 +43,14 @@ void AdamW::step() {
   const float* grads = arena_.grads().data<float>();
   float* m = state_.m.data<float>();
   float* v = state_.v.data<float>();
+  std::vector<AdamWSlice> slices;
   for (const Run& run : runs_) {
     const AdamWHyperparameters hyperparameters{
         static_cast<float>(options_.lr), static_cast<float>(options_.beta1), static_cast<float>(options_.beta2),
         static_cast<float>(options_.eps), static_cast<float>(run.decays ? options_.weight_decay : 0.0)};
-    adamw_step(params + run.offset, grads + run.offset, m + run.offset, v + run.offset, run.count, hyperparameters,
-               state_.step);
+    slices.push_back({run.offset, run.count, hyperparameters});
   }
+  adamw_step(params, grads, m, v, slices, state_.step);
 }
 
 std::vector<std::string> AdamW::names_in_group(bool decayed) const {

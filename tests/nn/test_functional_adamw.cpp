@@ -5,6 +5,7 @@
 
 #include "nn/functional/adamw.h"
 #include "tensor/error.h"
+#include "tensor/threads.h"
 
 using namespace tg;
 
@@ -49,4 +50,37 @@ TEST_CASE("adamw_step checks its step and betas") {
   float p = 0, g = 0, m = 0, v = 0;
   CHECK_THROWS_WITH_AS(nn::adamw_step(&p, &g, &m, &v, 1, {.lr = 0.1f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f}, 0), doctest::Contains("adamw_step: step is 1-based, got 0"), Error);
   CHECK_THROWS_WITH_AS(nn::adamw_step(&p, &g, &m, &v, 1, {.lr = 0.1f, .beta1 = 1.0f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f}, 1), doctest::Contains("betas must be in [0, 1), got (1, 0.999)"), Error);
+}
+
+TEST_CASE("adamw_step over slices: each slice updated with its own hyperparameters, the same for any number of threads") {
+  // Three slices of a 300,000-element buffer (above the parallel threshold), with
+  // a gap left alone; the threads' shares end inside slices.
+  const int64_t size = 300000;
+  const nn::AdamWHyperparameters decayed{.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f};
+  nn::AdamWHyperparameters undecayed = decayed;
+  undecayed.weight_decay = 0.0f;
+  const std::vector<nn::AdamWSlice> slices = {{0, 100003, decayed}, {100003, 17, undecayed}, {100100, 199900, decayed}};
+  std::vector<float> grad(size);
+  for (int64_t i = 0; i < size; ++i) grad[i] = std::sin(0.001f * static_cast<float>(i));
+  const auto run = [&](int threads) {
+    set_num_threads(threads);
+    std::vector<float> param(size, 1.0f), m(size, 0.0f), v(size, 0.0f);
+    for (int step = 1; step <= 2; ++step) nn::adamw_step(param.data(), grad.data(), m.data(), v.data(), slices, step);
+    return param;
+  };
+  const int threads_before = num_threads();
+  const std::vector<float> one = run(1), two = run(2), three = run(3);
+  set_num_threads(threads_before);
+  CHECK(one == two);
+  CHECK(one == three);
+  // Each slice as its own call, one by one, gives the same numbers; the gap is untouched.
+  std::vector<float> param(size, 1.0f), m(size, 0.0f), v(size, 0.0f);
+  for (int step = 1; step <= 2; ++step)
+    for (const nn::AdamWSlice& slice : slices)
+      nn::adamw_step(param.data() + slice.offset, grad.data() + slice.offset, m.data() + slice.offset,
+                     v.data() + slice.offset, slice.count, slice.hyperparameters, step);
+  CHECK(param == one);
+  CHECK(one[100050] == 1.0f);
+  CHECK_THROWS_WITH_AS(nn::adamw_step(param.data(), grad.data(), m.data(), v.data(), {{0, -1, decayed}}, 1),
+                       doctest::Contains("offset and count >= 0"), Error);
 }
