@@ -1,9 +1,11 @@
-// The row kernels behind tensor/quantized_matmul.h: one weight row in bfloat16
-// or int8 blocks (tensor/quantized_matrix.h) dotted with a vector of
-// activations (float32 ones for bfloat16, int8 blocks for int8), or widened to
-// float32 or bfloat16 for a product of many rows. Compiled twice, for AVX2 and
-// for AVX-512 (tensor/quantized_kernel_table.cpp, tensor/isa.h), each copy in
-// its TG_ISA namespace; callers take them from quantized_row_kernels().
+// The row kernels behind tensor/quantized_matmul.h: rows of weights in
+// bfloat16 or int8 blocks (tensor/quantized_matrix.h) dotted with a vector of
+// activations (rounded to bfloat16 for bfloat16, to int8 blocks for int8), or
+// one row widened to float32 or bfloat16 for a product of many rows. Compiled
+// twice, for AVX2 and for AVX-512 (tensor/quantized_kernel_table.cpp,
+// tensor/isa.h), each copy in its TG_ISA namespace; a third set takes its two
+// dot products from tensor/quantized_kernels_avx512_bf16.cpp. Callers take
+// them from quantized_row_kernels().
 //
 // Batch-1 decoding reads each weight once for one multiply-add, so these
 // kernels must keep up with memory: an int8 row is 1.125 bytes a weight, so at
@@ -14,7 +16,8 @@
 // (Int8Activations, as the Q8_0 products of CPU inference engines do) and
 // multiplies bytes: 64 weights in five instructions with AVX-512, 52-65 a
 // nanosecond on two cores, bound by memory again. A bfloat16 weight is
-// shifted into a float's top half and multiplied with float32 activations.
+// shifted into a float's top half and multiplied with the activations rounded
+// to bfloat16 (and widened back, exactly).
 #pragma once
 #include <immintrin.h>
 
