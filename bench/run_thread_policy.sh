@@ -2,9 +2,13 @@
 # How the OpenMP wait policy behaves on an idle machine and beside one other
 # busy process (a shell loop on one core), as a new user would meet it:
 #
-#   tinygpt    the program's own choice (tensor/process_environment.h: GOMP_SPINCOUNT=500)
+#   tinygpt    the program's own choice: its spin count (tensor/process_environment.h)
+#              and one thread fewer while another process keeps a CPU busy
+#              (tensor/thread_governor.h)
+#   fixed      the same with the thread count fixed (TINYGPT_THREADS=fixed)
 #   default    libgomp's default (spin 300,000 times before sleeping): TINYGPT_ENVIRONMENT=keep
 #   passive    OMP_WAIT_POLICY=PASSIVE (sleep at once)
+# (default and passive keep the governor where it works: OpenBLAS's AVX-512 kernels.)
 #
 # on three jobs: training cpu-small (median ms per step, steps 10-40 of 40),
 # eval of 200,000 characters (tokens/s) and sampling 500 tokens (seconds). Every
@@ -35,7 +39,8 @@ run_policy() {  # POLICY COMMAND...: the command under that policy
   local policy=$1
   shift
   case $policy in
-    tinygpt) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT "$@" ;;
+    tinygpt) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT -u TINYGPT_THREADS "$@" ;;
+    fixed) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT TINYGPT_THREADS=fixed "$@" ;;
     default) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE="$blas_core" "$@" ;;
     passive) env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE="$blas_core" "$@" ;;
   esac
@@ -68,7 +73,7 @@ for round in $(seq 1 "$rounds"); do
       bash -c 'while :; do :; done' &
       busy_pid=$!
     fi
-    for policy in tinygpt default passive; do
+    for policy in tinygpt fixed default passive; do
       echo "round $round/$rounds: $load, $policy" >&2
       measure "$policy" "$load" >>"$work/results.jsonl"
     done
@@ -92,7 +97,7 @@ def median(policy, load, key):
 print(f"medians of {sys.argv[2]} rounds; busy = beside one other process spinning on one core")
 print(f"{'policy':<9}{'train ms/step':>26}{'eval tokens/s':>30}{'sample 500 tokens, s':>30}")
 print(f"{'':<9}" + "".join(f"{'idle':>9}{'busy':>9}{'ratio':>8}" + " " * (30 - 26 if i else 0) for i in range(3)))
-for policy in ("tinygpt", "default", "passive"):
+for policy in ("tinygpt", "fixed", "default", "passive"):
     cells = ""
     for i, (key, slower_is_larger) in enumerate((("train_ms", True), ("eval_tokens_per_s", False), ("sample_s", True))):
         idle, busy = median(policy, "idle", key), median(policy, "busy", key)

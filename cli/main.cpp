@@ -11,6 +11,7 @@
 #include "cli/version.h"
 #include "distributed/job.h"
 #include "tensor/process_environment.h"
+#include "tensor/thread_governor.h"
 
 namespace {
 
@@ -38,6 +39,7 @@ int report_error(const std::string& message, bool every_rank_raised_it) {
 
 int main(int argc, char** argv) {
   tg::tune_process_environment(argv);  // may start the program again with its thread and BLAS settings
+  tg::start_adapting_threads_to_load();  // one thread fewer while another process takes a core (tensor/thread_governor.h)
   CLI::App app{"tinygpt: a from-scratch tensor and autograd engine with a GPT on top"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");

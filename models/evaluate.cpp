@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
+#include "tensor/thread_governor.h"
 
 namespace tg {
 
@@ -81,6 +82,7 @@ EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t bloc
   EvaluationResult result;
   double loss_sum = 0;  // sum over predicted tokens
   for (int64_t window = 0; window < full_windows; window += batch) {
+    adapt_threads_to_load();  // tensor/thread_governor.h
     const int64_t count = std::min(batch, full_windows - window);
     loss_sum += windows_loss(window * block_size, count, block_size);
     result.predicted_tokens += count * block_size;

@@ -12,6 +12,7 @@
 #include "models/train_log.h"
 #include "nn/optim/clip.h"
 #include "tensor/atomic_file.h"
+#include "tensor/thread_governor.h"
 #include "tensor/view.h"
 
 namespace tg {
@@ -244,6 +245,7 @@ std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, T
 }
 
 double TrainingRun::train_step() {
+  adapt_threads_to_load();  // between steps: a step's numbers do not depend on the thread count
   const int64_t step = header_.step;  // 0-based index of this step
   const int64_t micro_batches = header_.settings.grad_accum;
   arena_->zero_grad();

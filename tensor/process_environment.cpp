@@ -10,6 +10,8 @@
 #include <string>
 
 #include "tensor/isa.h"
+#include "tensor/thread_governor.h"
+#include "tensor/threads.h"
 
 namespace tg {
 
@@ -53,17 +55,22 @@ const char* best_avx512_blas_core() { return __builtin_cpu_supports("avx512bf16"
 void tune_process_environment(char** argv) {
   if (variable(kMarker)) return;  // the second start, or "keep"
   std::string tuned;
-  if (!variable("OMP_WAIT_POLICY") && !variable("GOMP_SPINCOUNT")) {
-    setenv("GOMP_SPINCOUNT", kSpinCount, 1);
-    tuned = kSpinSet;
-  }
   // An OPENBLAS_CORETYPE already set is replaced too when it names narrower
   // kernels than the CPU has: machines come with one set for all their users
   // (OPENBLAS_CORETYPE=Haswell on the Zen 5 machines this was measured on).
   const std::string blas_core = openblas_get_corename();
+  const bool replace_core = cpu_has_avx512() && !is_avx512_blas_core(blas_core);
+  const std::string core_to_run = replace_core ? best_avx512_blas_core() : blas_core;
+  // The short spin only where the thread count cannot follow the load.
+  const bool threads_follow_load =
+      !threads_fixed_by_user() && blas_results_independent_of_threads(core_to_run);
+  if (!variable("OMP_WAIT_POLICY") && !variable("GOMP_SPINCOUNT") && !threads_follow_load) {
+    setenv("GOMP_SPINCOUNT", kSpinCount, 1);
+    tuned = kSpinSet;
+  }
   const std::optional<std::string> asked_core =
       variable("OPENBLAS_CORETYPE") ? std::optional<std::string>(variable("OPENBLAS_CORETYPE")) : std::nullopt;
-  if (cpu_has_avx512() && !is_avx512_blas_core(blas_core)) {
+  if (replace_core) {
     const bool asked_for = asked_core.has_value();
     setenv("OPENBLAS_CORETYPE", best_avx512_blas_core(), 1);
     tuned += (tuned.empty() ? "" : " ") + std::string(kBlasReplaced) + blas_core + (asked_for ? kAskedFor : "");
@@ -105,6 +112,11 @@ std::string process_environment_info() {
             (marker.find(kSpinSet) != std::string::npos ? " (set by tinygpt)" : " (your GOMP_SPINCOUNT)");
   else
     info += "idle threads spin 300000 times, then sleep (libgomp's default)";
+  const std::string why_not = why_threads_do_not_adapt();
+  if (why_not.empty())
+    info += "; threads: one fewer while other processes keep a CPU busy (TINYGPT_THREADS=fixed keeps them)";
+  else if (why_not != "not started")
+    info += "; threads fixed (" + why_not + ")";
   if (variable(kMarker) && std::string(variable(kMarker)) == "restart-failed")
     info += "; tinygpt could not restart itself with its settings";
   return info;

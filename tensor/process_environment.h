@@ -3,17 +3,21 @@
 // function call to change them. tinygpt chooses them for the machine and, when
 // the user has not set them, starts itself again with them (exec, same process):
 //
-//   GOMP_SPINCOUNT=500      how long an idle OpenMP thread spins before it sleeps.
-//                           libgomp's default spins 300,000 times: beside one
-//                           other busy process on 2 cores, the spinning threads
-//                           take the cores from the one doing the work and a
-//                           training step took 3.7x as long (cpu-small, 58.8 vs
-//                           15.7 ms). Sleeping at once (OMP_WAIT_POLICY=PASSIVE)
-//                           behaves there but costs a third on an idle machine
-//                           for small models. 500 spins (microseconds) is 1.5x
-//                           under load; idle, a cpu-small step still pays for
-//                           the wake-ups (23.3 vs 15.7 ms), larger models do
-//                           not (bench/run_thread_policy.sh has the figures).
+//   GOMP_SPINCOUNT=500      how long an idle OpenMP thread spins before it sleeps,
+//                           set only where the thread count cannot follow the
+//                           load (tensor/thread_governor.h: OpenBLAS's Haswell
+//                           kernels, or TINYGPT_THREADS=fixed). libgomp's default
+//                           spins 300,000 times: beside one other busy process
+//                           on 2 cores, the spinning threads take the cores from
+//                           the one doing the work and a training step took 3.7x
+//                           as long (cpu-small, 58.8 vs 15.7 ms). Sleeping at
+//                           once (OMP_WAIT_POLICY=PASSIVE) behaves there but
+//                           costs a third on an idle machine for small models.
+//                           500 spins (microseconds) is 1.5x under load; idle, a
+//                           cpu-small step still pays for the wake-ups. Where the
+//                           governor runs, it takes one thread away under load
+//                           instead, and libgomp's default spin keeps the idle
+//                           speed (bench/run_thread_policy.sh has the figures).
 //   OPENBLAS_CORETYPE=...   OpenBLAS picks its kernels by CPU model; on a CPU it
 //                           does not know (Debian's 0.3.21 on AMD Zen 5) it falls
 //                           back to older kernels, and a machine's environment

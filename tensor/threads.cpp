@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <atomic>
 #include <string>
 
 #include "tensor/error.h"
@@ -10,8 +11,17 @@
 
 namespace tg {
 
+namespace {
+std::atomic<int> ceiling{0};  // 0: not yet set or read
+}  // namespace
+
 void set_num_threads(int threads) {
   check(threads >= 1, "set_num_threads: need at least 1 thread, got ", threads);
+  ceiling = threads;
+  use_threads(threads);
+}
+
+void use_threads(int threads) {
   omp_set_num_threads(threads);
   // The OpenMP build of OpenBLAS follows omp_get_max_threads() at each call;
   // setting its own count too keeps openblas_get_num_threads() truthful.
@@ -19,6 +29,12 @@ void set_num_threads(int threads) {
 }
 
 int num_threads() { return omp_get_max_threads(); }
+
+int thread_ceiling() {
+  int expected = 0;
+  ceiling.compare_exchange_strong(expected, omp_get_max_threads());  // the first call reads OpenMP's default
+  return ceiling;
+}
 
 namespace {
 std::string count_of(int count, const char* noun) {
@@ -37,5 +53,9 @@ std::string thread_info() {
 }
 
 std::string blas_kernels() { return openblas_get_corename(); }
+
+bool blas_results_independent_of_threads(const std::string& core) {
+  return core == "SkylakeX" || core == "Cooperlake";
+}
 
 }  // namespace tg

@@ -19,8 +19,8 @@
 // so the forward saves mean and rstd (N each) and the backward needs one pass
 // per row. The N-row kernels below split the rows over OpenMP threads.
 #pragma once
-#include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -111,33 +111,39 @@ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y,
 
 // dy (N, C), x (N, C), weight (C), mean (N), rstd (N)
 //   -> dx (N, C) (when not null), dweight (C) and dbias (C) (each when not null; overwritten)
+//
+// dweight and dbias sum over the rows: the rows are cut into kSumChunks runs of
+// neighbouring rows, whatever the number of threads; each run's sums go to
+// its own slice, and the slices are added in run order. So the sums, and a
+// whole training step, come out the same on any number of threads.
+inline constexpr int64_t kSumChunks = 64;
+
 template <class T>
 void layer_norm_backward_kernel(const T* dy, const T* x, const T* weight, const T* mean, const T* rstd, T* dx,
                                 T* dweight, T* dbias, int64_t rows, int64_t channels) {
   const bool parallel = rows * channels >= kParallelThreshold;
-  const int threads = parallel ? omp_get_max_threads() : 1;
-  // Each thread sums dweight and dbias over its own rows into its own slice;
-  // the slices are added in thread order afterwards (deterministic for a thread count).
-  std::vector<T> partial_dweight(dweight ? threads * channels : 0, T(0));
-  std::vector<T> partial_dbias(dbias ? threads * channels : 0, T(0));
-#pragma omp parallel num_threads(threads) if (parallel)
+  const int64_t chunks = std::min(kSumChunks, std::max<int64_t>(rows, 1));
+  std::vector<T> partial_dweight(dweight ? chunks * channels : 0, T(0));
+  std::vector<T> partial_dbias(dbias ? chunks * channels : 0, T(0));
+#pragma omp parallel if (parallel)
   {
-    const int thread = omp_get_thread_num();
-    T* my_dweight = dweight ? partial_dweight.data() + thread * channels : nullptr;
-    T* my_dbias = dbias ? partial_dbias.data() + thread * channels : nullptr;
 #pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row)
-      layer_norm_backward_row(dy + row * channels, x + row * channels, weight, mean[row], rstd[row],
-                              dx ? dx + row * channels : nullptr, my_dweight, my_dbias, channels);
-  }
-  for (int64_t c = 0; c < channels; ++c) {
-    if (dweight) dweight[c] = 0;
-    if (dbias) dbias[c] = 0;
-  }
-  for (int thread = 0; thread < threads; ++thread) {
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      T* chunk_dweight = dweight ? partial_dweight.data() + chunk * channels : nullptr;
+      T* chunk_dbias = dbias ? partial_dbias.data() + chunk * channels : nullptr;
+      for (int64_t row = rows * chunk / chunks; row < rows * (chunk + 1) / chunks; ++row)
+        layer_norm_backward_row(dy + row * channels, x + row * channels, weight, mean[row], rstd[row],
+                                dx ? dx + row * channels : nullptr, chunk_dweight, chunk_dbias, channels);
+    }
+#pragma omp for schedule(static)
     for (int64_t c = 0; c < channels; ++c) {
-      if (dweight) dweight[c] += partial_dweight[thread * channels + c];
-      if (dbias) dbias[c] += partial_dbias[thread * channels + c];
+      T weight_sum = 0, bias_sum = 0;
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        if (dweight) weight_sum += partial_dweight[chunk * channels + c];
+        if (dbias) bias_sum += partial_dbias[chunk * channels + c];
+      }
+      if (dweight) dweight[c] = weight_sum;
+      if (dbias) dbias[c] = bias_sum;
     }
   }
 }

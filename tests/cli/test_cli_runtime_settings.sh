@@ -14,7 +14,7 @@ source "$(dirname "$0")/cli_test_helpers.sh"
 
 # runtime_line ENV...: the "runtime:" line of --version under exactly these settings.
 runtime_line() {
-  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_CORETYPE -u TINYGPT_ENVIRONMENT "$@" "$tinygpt" --version |
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_CORETYPE -u TINYGPT_ENVIRONMENT -u TINYGPT_THREADS "$@" "$tinygpt" --version |
     grep "^runtime:"
 }
 expect_line() {
@@ -22,7 +22,19 @@ expect_line() {
   grep -qF -- "$expected" <<<"$line" || fail "$name: '$expected' not in: $line"
 }
 
-expect_line "wait policy chosen" "idle threads spin 500 times, then sleep (set by tinygpt)" "$(runtime_line)"
+# Where the thread count follows the load (OpenBLAS's AVX-512 kernels,
+# tensor/thread_governor.h), libgomp's own spin stays; elsewhere a short one.
+if runtime_line | grep -qE "OpenBLAS kernels (SkylakeX|Cooperlake)"; then
+  expect_line "threads follow the load" \
+    "idle threads spin 300000 times, then sleep (libgomp's default); threads: one fewer while other processes keep a CPU busy" \
+    "$(runtime_line)"
+else
+  expect_line "wait policy chosen" "idle threads spin 500 times, then sleep (set by tinygpt); threads fixed (OpenBLAS's" \
+    "$(runtime_line)"
+fi
+expect_line "threads fixed by the user" \
+  "idle threads spin 500 times, then sleep (set by tinygpt); threads fixed (TINYGPT_THREADS=fixed)" \
+  "$(runtime_line TINYGPT_THREADS=fixed)"
 expect_line "user's wait policy" "idle threads follow your OMP_WAIT_POLICY=PASSIVE" "$(runtime_line OMP_WAIT_POLICY=PASSIVE)"
 expect_line "user's spin count" "idle threads spin 7 times, then sleep (your GOMP_SPINCOUNT)" "$(runtime_line GOMP_SPINCOUNT=7)"
 expect_line "all kept" "idle threads spin 300000 times, then sleep (libgomp's default)" "$(runtime_line TINYGPT_ENVIRONMENT=keep)"

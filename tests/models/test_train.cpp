@@ -10,6 +10,7 @@
 #include "models/data.h"
 #include "models/train.h"
 #include "tensor/factory.h"
+#include "tensor/threads.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;
@@ -248,4 +249,36 @@ TEST_CASE("train: a metrics log that cannot be written (a full disk) stops the r
   std::ostringstream progress;
   CHECK_THROWS_WITH_AS(run->train(outputs, progress),
                        doctest::Contains("cannot write the metrics log '/dev/full' (is the disk full?)"), tg::Error);
+}
+
+TEST_CASE("train: the same losses and weights on 1, 2 and 3 threads (so the thread count may change between steps)") {
+  // Wide enough (64 channels, batch 8 x 64 positions) that LayerNorm, GELU,
+  // the reductions and the products all run their parallel paths.
+  GPTConfig config = tg::testing::tiny_config();
+  config.n_embd = 64;
+  config.block_size = 64;
+  config.batch_size = 8;
+  const TrainSettings settings = tg::testing::tiny_settings(4);
+  if (!blas_results_independent_of_threads()) {
+    MESSAGE("skipped: OpenBLAS's " << blas_kernels() << " kernels sum differently on different thread counts");
+    return;
+  }
+  const int threads_before = thread_ceiling();
+  std::vector<TrainResult> results;
+  std::vector<std::vector<std::vector<float>>> weights;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    ScratchDir dir;
+    std::ostringstream progress;
+    auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), config, settings);
+    results.push_back(run->train(tg::testing::outputs_in(dir.path()), progress));
+    weights.emplace_back();
+    for (const auto& [name, parameter] : run->model().named_parameters()) weights.back().push_back(parameter.to_vector<float>());
+  }
+  set_num_threads(threads_before);
+  for (size_t index = 1; index < results.size(); ++index) {
+    CAPTURE(index + 1);
+    CHECK(results[index].step_losses == results[0].step_losses);  // bitwise
+    CHECK(weights[index] == weights[0]);
+  }
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "nn/functional/layer_norm.h"
+#include "tensor/threads.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;
@@ -80,4 +81,26 @@ TEST_CASE("layer_norm of a constant row is exactly 0 (NaN with eps 0), fused and
       for (const float y : nn::layer_norm_reference(x, weight, bias, 0.0).to_vector<float>()) CHECK(std::isnan(y));
     }
   }
+}
+
+TEST_CASE("layer_norm backward: the same gradients on 1, 2 and 3 threads") {
+  // 301 rows of 128: above the parallel threshold, and not a multiple of the 64 summing runs.
+  Generator generator(5);
+  const Tensor x = randn({301, 128}, generator), dy = randn({301, 128}, generator);
+  const Tensor weight = randn({128}, generator), bias = randn({128}, generator);
+  const int threads_before = thread_ceiling();
+  std::vector<std::vector<std::vector<float>>> gradients;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    Tensor x_leaf = x.detach(), weight_leaf = weight.detach(), bias_leaf = bias.detach();
+    x_leaf.set_requires_grad();
+    weight_leaf.set_requires_grad();
+    bias_leaf.set_requires_grad();
+    backward(nn::layer_norm(x_leaf, weight_leaf, bias_leaf), dy);
+    gradients.push_back({x_leaf.grad().to_vector<float>(), weight_leaf.grad().to_vector<float>(),
+                         bias_leaf.grad().to_vector<float>()});
+  }
+  set_num_threads(threads_before);
+  CHECK(gradients[1] == gradients[0]);
+  CHECK(gradients[2] == gradients[0]);
 }
