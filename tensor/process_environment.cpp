@@ -114,9 +114,9 @@ std::string process_environment_info() {
     info += "idle threads spin 300000 times, then sleep (libgomp's default)";
   const std::string why_not = why_threads_do_not_adapt();
   if (why_not.empty())
-    info += "; threads: one fewer while other processes keep a CPU busy (TINYGPT_THREADS=fixed keeps them)";
+    info += "; one thread fewer while other processes keep a CPU busy (TINYGPT_THREADS=fixed keeps them all)";
   else if (why_not != "not started")
-    info += "; threads fixed (" + why_not + ")";
+    info += "; thread count fixed (" + why_not + ")";
   if (variable(kMarker) && std::string(variable(kMarker)) == "restart-failed")
     info += "; tinygpt could not restart itself with its settings";
   return info;

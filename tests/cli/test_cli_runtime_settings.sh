@@ -26,14 +26,14 @@ expect_line() {
 # tensor/thread_governor.h), libgomp's own spin stays; elsewhere a short one.
 if runtime_line | grep -qE "OpenBLAS kernels (SkylakeX|Cooperlake)"; then
   expect_line "threads follow the load" \
-    "idle threads spin 300000 times, then sleep (libgomp's default); threads: one fewer while other processes keep a CPU busy" \
+    "idle threads spin 300000 times, then sleep (libgomp's default); one thread fewer while other processes keep a CPU busy" \
     "$(runtime_line)"
 else
-  expect_line "wait policy chosen" "idle threads spin 500 times, then sleep (set by tinygpt); threads fixed (OpenBLAS's" \
+  expect_line "wait policy chosen" "idle threads spin 500 times, then sleep (set by tinygpt); thread count fixed (OpenBLAS's" \
     "$(runtime_line)"
 fi
 expect_line "threads fixed by the user" \
-  "idle threads spin 500 times, then sleep (set by tinygpt); threads fixed (TINYGPT_THREADS=fixed)" \
+  "idle threads spin 500 times, then sleep (set by tinygpt); thread count fixed (TINYGPT_THREADS=fixed)" \
   "$(runtime_line TINYGPT_THREADS=fixed)"
 expect_line "user's wait policy" "idle threads follow your OMP_WAIT_POLICY=PASSIVE" "$(runtime_line OMP_WAIT_POLICY=PASSIVE)"
 expect_line "user's spin count" "idle threads spin 7 times, then sleep (your GOMP_SPINCOUNT)" "$(runtime_line GOMP_SPINCOUNT=7)"
