@@ -102,7 +102,10 @@ class Governor {
       why_not_ = "/proc/stat unreadable";
       return;
     }
-    const uint64_t total = reading->machine.total - last_.machine.total;
+    // Counters only grow, unless a CPU went offline: then this reading is the new baseline.
+    const bool grew = reading->machine.total >= last_.machine.total && reading->machine.busy >= last_.machine.busy &&
+                      reading->own >= last_.own;
+    const uint64_t total = grew ? reading->machine.total - last_.machine.total : 0;
     if (total > 0) {
       // The other processes' ticks, as CPUs busy on average (this process's ticks count the same clock).
       const double busy = static_cast<double>(reading->machine.busy - last_.machine.busy);
