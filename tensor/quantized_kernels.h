@@ -212,7 +212,7 @@ inline float dot_bfloat16_row(const bfloat16* w, const float* x, int64_t cols) {
 // (rows, cols), scales (rows, ceil(cols / 32))), X as dot_int8_row.
 inline void dot_int8_rows(const int8_t* values, const float* scales, int64_t rows, int64_t cols,
                           const Int8Activations& x, float* out) {
-  const int64_t blocks = (cols + kInt8BlockSize - 1) / kInt8BlockSize;
+  const int64_t blocks = int8_blocks_per_row(cols);
   for (int64_t row = 0; row < rows; ++row) out[row] = dot_int8_row(values + row * cols, scales + row * blocks, x, cols);
 }
 

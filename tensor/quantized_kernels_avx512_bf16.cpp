@@ -65,7 +65,7 @@ __m512 pair_scales(__m512 scales, int pair) {
 
 float dot_int8_row(const int8_t* w, const float* w_scales, const Int8Activations& x, int64_t cols) {
   const float* x_scales = x.scales.data();
-  const int64_t blocks = (cols + kInt8BlockSize - 1) / kInt8BlockSize;
+  const int64_t blocks = int8_blocks_per_row(cols);
   __m512 totals[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
   int64_t col = 0;
   for (; col + 4 * kPairWeights <= cols; col += 4 * kPairWeights) {  // four pairs of blocks
@@ -116,7 +116,7 @@ float dot_bfloat16_row(const bfloat16* w, const bfloat16* x, int64_t cols) {
 
 void dot_int8_rows(const int8_t* values, const float* scales, int64_t rows, int64_t cols, const Int8Activations& x,
                    float* out) {
-  const int64_t blocks = (cols + kInt8BlockSize - 1) / kInt8BlockSize;
+  const int64_t blocks = int8_blocks_per_row(cols);
   for (int64_t row = 0; row < rows; ++row) out[row] = dot_int8_row(values + row * cols, scales + row * blocks, x, cols);
 }
 

@@ -87,7 +87,9 @@ class Governor {
       why_not_ = "TINYGPT_THREADS=fixed";
     else if (!blas_results_independent_of_threads())  // then a change of count would change the numbers
       why_not_ = "OpenBLAS's " + blas_kernels() + " kernels sum differently on different thread counts";
-    else if (cpus_.empty() || !read())  // the first reading: the baseline
+    else if (const std::optional<Reading> first = cpus_.empty() ? std::nullopt : read())
+      remember(*first);  // the baseline
+    else
       why_not_ = "/proc/stat unreadable";
   }
 
@@ -114,20 +116,20 @@ class Governor {
       const int wanted = load::threads_for_load(others, static_cast<int>(cpus_.size()), thread_ceiling());
       if (wanted != num_threads()) use_threads(wanted);
     }
-    last_ = *reading;
-    last_time_ = now;
+    remember(*reading);
   }
 
  private:
-  std::optional<Reading> read() {
+  std::optional<Reading> read() const {
     const std::optional<load::CpuTicks> machine = load::parse_proc_stat(read_file("/proc/stat"), cpus_);
     const std::optional<uint64_t> own = load::parse_process_ticks(read_file("/proc/self/stat"));
     if (!machine || !own) return std::nullopt;
-    if (last_time_ == std::chrono::steady_clock::time_point{}) {  // the first reading: the baseline
-      last_ = Reading{*machine, *own};
-      last_time_ = std::chrono::steady_clock::now();
-    }
     return Reading{*machine, *own};
+  }
+
+  void remember(const Reading& reading) {
+    last_ = reading;
+    last_time_ = std::chrono::steady_clock::now();
   }
 
   std::vector<int> cpus_;
