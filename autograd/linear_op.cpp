@@ -1,33 +1,26 @@
 // Differentiable x @ W^T: forward, then backward (the formulas: linear_op.h).
 #include "autograd/linear_op.h"
 
+#include <omp.h>
+
 #include <limits>
 
+#include "autograd/elementwise_ops.h"
 #include "autograd/matmul_op.h"
 #include "autograd/node.h"
 #include "autograd/view_ops.h"
 #include "tensor/bfloat16_convert.h"
+#include "tensor/elementwise.h"
 #include "tensor/gemm.h"
 #include "tensor/gemm_bf16.h"
 #include "tensor/matmul.h"
 #include "tensor/profile.h"
+#include "tensor/reduce.h"
 #include "tensor/view.h"
 
 namespace tg {
 
 namespace {
-
-// c (m, n) = op(a) @ op(b) + beta * c on contiguous operands, timed as a GEMM of `role`.
-void profiled_gemm(const char* role, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
-                   const Tensor& a, const Tensor& b, double beta, const Tensor& c) {
-  ProfileScope scope(ProfileFamily::gemm, role);
-  const int64_t lda = transpose_a ? m : k, ldb = transpose_b ? k : n;
-  visit_floating(c.dtype(), "linear_product", [&]<class T>() {
-    raw::gemm(transpose_a, transpose_b, m, n, k, T(1), a.data<T>(), lda, b.data<T>(), ldb, static_cast<T>(beta),
-              c.data<T>(), n);
-  });
-  scope.add_gemm({m, n, k}, 1);
-}
 
 // rows (rows, cols) float32, contiguous -> the same rounded to bfloat16.
 Tensor to_bfloat16(const Tensor& rows) {
@@ -47,17 +40,78 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
   scope.add_gemm({m, n, k}, 1);
 }
 
+// The backward's two products, timed together as the GEMMs of `role`:
+//
+//   dx (N, in)   = dy (N, out) @ W (out, in)                   when dx is defined
+//   dW (out, in) = dy^T (out, N) @ x (N, in) (+ dW if accumulate)  when dweight is defined
+//
+// On a team of exactly two threads the two run at once, one per thread (inside
+// a parallel region each BLAS call keeps to its own thread): they have the same
+// FLOPs, and a small GEMM on one thread skips the split and the wait that two
+// threads sharing it cost (cpu-small's backward GEMMs went from 200-280 GFLOP/s to
+// 340-385 in `bench_train_step --profile`, the step from 20.0 to 16.7 ms in the
+// machine's slow state, 13.5 to 13.0 in its fast one; AMD EPYC Zen 5).
+// OpenBLAS's AVX-512 kernels give the same numbers either way; with a fixed
+// thread count any kernels give the same numbers every run.
+void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, const Tensor& dy_rows,
+                       const Tensor& weight_rows, const Tensor& x_rows, const Tensor& dx, const Tensor& dweight,
+                       bool accumulate) {
+  ProfileScope scope(ProfileFamily::gemm, role);
+  visit_floating(dy_rows.dtype(), "linear_product", [&]<class T>() {
+    const auto input_product = [&] {
+      raw::gemm(false, false, rows, in, out, T(1), dy_rows.data<T>(), out, weight_rows.data<T>(), in, T(0),
+                dx.data<T>(), in);
+    };
+    const auto weight_product = [&] {
+      raw::gemm(true, false, out, in, rows, T(1), dy_rows.data<T>(), out, x_rows.data<T>(), in, T(accumulate ? 1 : 0),
+                dweight.data<T>(), in);
+    };
+    if (dx.defined() && dweight.defined() && omp_get_max_threads() == 2 && !omp_in_parallel()) {
+#pragma omp parallel num_threads(2)
+      {
+        if (omp_get_thread_num() == 0) input_product();
+        else weight_product();
+      }
+    } else {
+      if (dx.defined()) input_product();
+      if (dweight.defined()) weight_product();
+    }
+  });
+  const int64_t products = (dx.defined() ? 1 : 0) + (dweight.defined() ? 1 : 0);
+  scope.add_gemm({rows, in, out}, products);
+  scope.count_as_calls(products);
+}
+
+// y (rows, out) for x @ W^T to go into: with a bias, every row a copy of it,
+// which the GEMM adds the product onto (beta = 1: this replaces BLAS's zeroing
+// of y, and a pass that would add the bias afterwards); without, uninitialised
+// (beta = 0).
+Tensor rows_of_bias(int64_t rows, int64_t out, const Tensor& bias, DType dtype) {
+  Tensor y = Tensor::empty({rows, out}, dtype);
+  if (bias.defined()) raw::copy_(y, raw::expand(bias, {rows, out}));
+  return y;
+}
+
+// The inputs a product records: the bias only when there is one.
+std::vector<Tensor> product_inputs(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return bias.defined() ? std::vector<Tensor>{x, weight, bias} : std::vector<Tensor>{x, weight};
+}
+
+// db (out) = the sum of dy (N, out) over its rows.
+Tensor bias_grad(const Tensor& dy_rows) { return raw::sum(dy_rows, {0}); }
+
 // linear_product with bfloat16 products (the formulas: linear_op.h); x and W are
 // contiguous float32 (N, in) and (out, in).
-Tensor linear_product_bf16(const Tensor& x, const Tensor& weight, const Tensor& x_rows, const Tensor& weight_rows,
-                           const char* profile_role) {
+Tensor linear_product_bf16(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& x_rows,
+                           const Tensor& weight_rows, const char* profile_role) {
   const int64_t rows = x_rows.size(0), in = x_rows.size(1), out = weight_rows.size(0);
   const Tensor x_bf16 = to_bfloat16(x_rows), weight_bf16 = to_bfloat16(weight_rows);
-  Tensor y = Tensor::empty({rows, out}, DType::Float32);
-  profiled_gemm_bf16(profile_role, false, true, rows, out, in, x_bf16, weight_bf16, 0.0f, y);  // (N, in) @ (in, out)
+  Tensor y = rows_of_bias(rows, out, bias, DType::Float32);
+  profiled_gemm_bf16(profile_role, false, true, rows, out, in, x_bf16, weight_bf16, bias.defined() ? 1.0f : 0.0f,
+                     y);  // (N, in) @ (in, out) + y
 
   const bool save_x = any_requires_grad({weight}), save_weight = any_requires_grad({x});
-  return record("linear_product", {x, weight}, y,
+  return record("linear_product", product_inputs(x, weight, bias), y,
                 [x_bf16 = save_x ? x_bf16 : Tensor(), weight_bf16 = save_weight ? weight_bf16 : Tensor(), rows, in, out,
                  profile_role](const Tensor& dy, const Needs& needs) {
                   const Tensor dy_bf16 = to_bfloat16(raw::contiguous(dy));  // (N, out)
@@ -72,57 +126,72 @@ Tensor linear_product_bf16(const Tensor& x, const Tensor& weight, const Tensor& 
                     profiled_gemm_bf16(profile_role, true, false, out, in, rows, dy_bf16, x_bf16,
                                        buffer.defined() ? 1.0f : 0.0f, buffer.defined() ? buffer : dweight);
                   }
+                  if (needs.size() == 3 && needs[2]) return Grads{dx, dweight, bias_grad(raw::contiguous(dy))};
                   return Grads{dx, dweight};
                 });
 }
 
 }  // namespace
 
-Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role, DType matmul_dtype) {
+Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role,
+                      DType matmul_dtype) {
   check(x.dim() == 2 && weight.dim() == 2 && x.size(1) == weight.size(1), "linear_product: input of shape ",
         x.shape(), " and weight of shape ", weight.shape(), " do not make (N, in) @ (out, in)^T");
   check(x.dtype() == weight.dtype() && is_floating(x.dtype()), "linear_product: dtypes ", dtype_name(x.dtype()),
         " and ", dtype_name(weight.dtype()), " (both must be the same floating type)");
+  if (bias.defined())
+    check(bias.dim() == 1 && bias.size(0) == weight.size(0) && bias.dtype() == weight.dtype(), "linear_product: a ",
+          dtype_name(bias.dtype()), " bias of shape ", bias.shape(), " does not fit a ", dtype_name(weight.dtype()),
+          " weight of shape ", weight.shape(), " (it needs shape (", weight.size(0),
+          ",) and the weight's dtype)");
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   constexpr int64_t kBlasLimit = std::numeric_limits<int>::max();
   // Empty products, and sizes past BLAS's int, take matmul's general path.
-  if (rows == 0 || in == 0 || out == 0 || rows > kBlasLimit || in > kBlasLimit || out > kBlasLimit)
-    return matmul(x, transpose(weight, 0, 1), profile_role);
+  if (rows == 0 || in == 0 || out == 0 || rows > kBlasLimit || in > kBlasLimit || out > kBlasLimit) {
+    const Tensor y = matmul(x, transpose(weight, 0, 1), profile_role);
+    return bias.defined() ? add(y, bias) : y;
+  }
 
   check(matmul_dtype == DType::Float32 || (matmul_dtype == DType::BFloat16 && x.dtype() == DType::Float32),
         "linear_product: products in ", dtype_name(matmul_dtype), " take float32 operands, got ", dtype_name(x.dtype()));
   const Tensor x_rows = raw::contiguous(x), weight_rows = raw::contiguous(weight);
-  if (matmul_dtype == DType::BFloat16) return linear_product_bf16(x, weight, x_rows, weight_rows, profile_role);
+  if (matmul_dtype == DType::BFloat16) return linear_product_bf16(x, weight, bias, x_rows, weight_rows, profile_role);
   Tensor y;
   {
-    // raw::matmul, as matmul(x, transpose(W)) does: one row takes its gemv
-    // (tensor/gemv.h), as the fused decode step does, so the two agree bit for bit.
     ProfileScope scope(ProfileFamily::gemm, profile_role);
-    y = raw::matmul(x_rows, raw::transpose(weight_rows, 0, 1));  // (N, in) @ (in, out)
+    if (rows == 1) {
+      // raw::matmul, as matmul(x, transpose(W)) does: one row takes its gemv
+      // (tensor/gemv.h), as the fused decode step does, so the two agree bit for bit.
+      y = raw::matmul(x_rows, raw::transpose(weight_rows, 0, 1));  // (1, in) @ (in, out)
+      if (bias.defined()) raw::add_(y, bias);
+    } else {
+      y = rows_of_bias(rows, out, bias, x.dtype());
+      visit_floating(y.dtype(), "linear_product", [&]<class T>() {  // (N, in) @ (in, out) + y
+        raw::gemm(false, true, rows, out, in, T(1), x_rows.data<T>(), in, weight_rows.data<T>(), in,
+                  T(bias.defined() ? 1 : 0), y.data<T>(), out);
+      });
+    }
     scope.add_gemm({rows, out, in}, 1);
   }
 
   const bool save_x = any_requires_grad({weight}), save_weight = any_requires_grad({x});
-  return record("linear_product", {x, weight}, y,
+  return record("linear_product", product_inputs(x, weight, bias), y,
                 [x_rows = save_x ? x_rows.detach() : Tensor(), weight_rows = save_weight ? weight_rows.detach() : Tensor(),
                  rows, in, out, profile_role](const Tensor& dy, const Needs& needs) {
                   const Tensor dy_rows = raw::contiguous(dy);  // (N, out)
-                  Tensor dx, dweight;
-                  if (needs[0]) {  // dx (N, in) = dy (N, out) @ W (out, in)
-                    dx = Tensor::empty({rows, in}, dy.dtype());
-                    profiled_gemm(profile_role, false, false, rows, in, out, dy_rows, weight_rows, 0, dx);
-                  }
-                  if (needs[1]) {  // dW (out, in) = dy^T (out, N) @ x (N, in), into W's buffer when it has one
-                    const Tensor buffer = leaf_grad_buffer(1);
-                    if (buffer.defined()) {
-                      profiled_gemm(profile_role, true, false, out, in, rows, dy_rows, x_rows, 1, buffer);
-                    } else {
-                      dweight = Tensor::empty({out, in}, dy.dtype());
-                      profiled_gemm(profile_role, true, false, out, in, rows, dy_rows, x_rows, 0, dweight);
-                    }
-                  }
+                  const Tensor dx = needs[0] ? Tensor::empty({rows, in}, dy.dtype()) : Tensor();
+                  // dW goes into W's gradient buffer when it has one.
+                  const Tensor buffer = needs[1] ? leaf_grad_buffer(1) : Tensor();
+                  const Tensor dweight = needs[1] && !buffer.defined() ? Tensor::empty({out, in}, dy.dtype()) : Tensor();
+                  backward_products(profile_role, rows, in, out, dy_rows, weight_rows, x_rows, dx,
+                                    buffer.defined() ? buffer : dweight, buffer.defined());
+                  if (needs.size() == 3 && needs[2]) return Grads{dx, dweight, bias_grad(dy_rows)};  // db (out)
                   return Grads{dx, dweight};
                 });
+}
+
+Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role, DType matmul_dtype) {
+  return linear_product(x, weight, Tensor(), profile_role, matmul_dtype);
 }
 
 }  // namespace tg

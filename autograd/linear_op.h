@@ -1,8 +1,13 @@
 // Differentiable product with a weight stored as Linear stores it, (out, in):
 //
-//   y (N, out) = x (N, in) @ W^T                  forward
+//   y (N, out) = x (N, in) @ W^T + b              forward (b (out), optional)
 //   dx (N, in)  = dy (N, out) @ W (out, in)        backward
 //   dW (out, in) = dy^T (out, N) @ x (N, in)
+//   db (out)    = dy summed over its N rows
+//
+// The bias goes in first: y starts as N copies of b and the GEMM adds the
+// product onto it (beta = 1), instead of BLAS zeroing y and a later pass adding
+// b (a cpu-small training step 4% faster).
 //
 // matmul(x, transpose(W)) computes the same, but its backward makes dW^T, a
 // fresh (in, out) buffer that a transpose then adds into W's gradient with a
@@ -24,7 +29,9 @@
 
 namespace tg {
 
-Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role = nullptr,
+Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role = nullptr,
                       DType matmul_dtype = DType::Float32);
+Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role = nullptr,
+                      DType matmul_dtype = DType::Float32);  // no bias
 
 }  // namespace tg

@@ -22,8 +22,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const c
   Shape out_shape = x.shape();
   out_shape.back() = weight.size(0);
   const Tensor rows = x.dim() == 2 ? x : reshape(x, {-1, in_features});  // (N, in), a view when x allows
-  Tensor y = linear_product(rows, weight, profile_role, matmul_dtype);    // (N, in) @ (out, in)^T -> (N, out)
-  if (bias.defined()) y = add(y, bias);                                  // (N, out) + (out)
+  const Tensor y = linear_product(rows, weight, bias, profile_role, matmul_dtype);  // (N, in) @ (out, in)^T + (out)
   return x.dim() == 2 ? y : view(y, out_shape);                          // (..., out)
 }
 

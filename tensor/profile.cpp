@@ -108,7 +108,7 @@ void ProfileScope::end() noexcept {
   const int64_t elapsed = now_nanoseconds() - started_;
   Profiler& state = profiler();
   ProfileRow& row = state.record.rows[static_cast<size_t>(row_)];
-  row.calls += 1;
+  row.calls += calls_;
   row.nanoseconds += elapsed - children_;
   row.flops += flops_;
   row.bytes += bytes_;

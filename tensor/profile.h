@@ -116,6 +116,8 @@ class ProfileScope {
   void add_flops(double flops) { flops_ += flops; }
   // `batches` products of one shape: 2 m n k FLOPs each.
   void add_gemm(const GemmShape& shape, int64_t batches);
+  // The scope stands for `calls` calls (one scope timing two products run at once: 2).
+  void count_as_calls(int64_t calls) { calls_ = calls; }
 
  private:
   static double byte_count(const Tensor& x) {
@@ -127,6 +129,7 @@ class ProfileScope {
   int row_ = -1;  // -1: not recording
   ProfileScope* parent_ = nullptr;
   int64_t started_ = 0, children_ = 0;  // nanoseconds
+  int64_t calls_ = 1;
   double flops_ = 0, bytes_ = 0;
   GemmShape gemm_;
 };

@@ -12,7 +12,11 @@
 //            dim of a contiguous tensor): a vectorised run sum per output.
 //   columns  the innermost kept dim has stride 1 (leading dims reduced, e.g. a
 //            bias gradient (B, T, C) -> (C,)): each reduced row is added into a
-//            block of output accumulators, vectorised across the outputs.
+//            block of output accumulators, vectorised across the outputs. One
+//            row of at most kSplitWidth outputs over many rows (that bias
+//            gradient) is split by rows instead: fixed blocks of kRowBlock rows
+//            sum into partial rows, which are then added in block order, so
+//            each thread streams whole rows.
 //   general  anything else: per output, a walk over the reduced dims.
 //
 // Determinism: each output is computed by one thread, in an order fixed by the
@@ -46,6 +50,8 @@ namespace {
 constexpr int64_t kLanes = 16;     // partial sums per run: enough independent adds to fill the vector units
 constexpr int64_t kBlock = 4096;   // a run is summed in blocks this long (the unit of splitting a run over threads)
 constexpr int64_t kColumns = 1024;  // output accumulators per task in the columns loop (8 KB of doubles)
+constexpr int64_t kRowBlock = 64;     // rows per partial sum when the columns loop splits by rows
+constexpr int64_t kSplitWidth = 4096;  // the widest row the columns loop splits by rows (32 KB of doubles)
 
 // Float32 sums accumulate in double; int64 in int64.
 template <class T> using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
@@ -167,6 +173,31 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
     for (int64_t o = 0; o < plan.outputs; ++o) {
       const T* row = x + kept.offsets_of(o, kept.ndim())[0];
       store(o, sum_run<Acc>(row, inner_size, 1, [&](T v) { return term(v, o); }));
+    }
+    return;
+  }
+
+  if (kept.ndim() == 1 && kept.strides[0][0] == 1 && reduced.ndim() == 1 && plan.outputs <= kSplitWidth &&
+      inner_size >= 2 * kRowBlock) {  // columns, one row wide, split by rows
+    const int64_t width = plan.outputs, blocks = (inner_size + kRowBlock - 1) / kRowBlock;
+    std::vector<Acc> partials(blocks * width);  // (blocks, width)
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+#pragma omp for schedule(static)
+      for (int64_t block = 0; block < blocks; ++block) {
+        Acc* sums = partials.data() + block * width;
+        const int64_t end = std::min(inner_size, (block + 1) * kRowBlock);
+        for (int64_t i = block * kRowBlock; i < end; ++i) {
+          const T* values = x + i * inner_stride;
+          for (int64_t j = 0; j < width; ++j) sums[j] += term(values[j], j);
+        }
+      }
+#pragma omp for schedule(static)
+      for (int64_t j = 0; j < width; ++j) {
+        Acc total = 0;
+        for (int64_t block = 0; block < blocks; ++block) total += partials[block * width + j];
+        store(j, total);
+      }
     }
     return;
   }

@@ -1,7 +1,9 @@
-// Gradients of linear_product (x @ W^T, autograd/linear_op.h): numeric checks,
-// agreement with matmul(x, transpose(W)), and the weight's gradient added
-// straight into an existing buffer.
+// Gradients of linear_product (x @ W^T + b, autograd/linear_op.h): numeric
+// checks, agreement with matmul(x, transpose(W)) + b, the weight's gradient
+// added straight into an existing buffer, and the same numbers on one thread
+// and on two (where the backward's two products run at once).
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
 #include "tensor/random.h"
+#include "tensor/reduce.h"
 #include "tensor/view.h"
 
 using namespace tg;
@@ -41,6 +44,76 @@ TEST_CASE("linear_product backward matches central differences (float64)") {
     const GradcheckResult result = gradcheck([](auto& v) { return linear_product(v[0], v[1]); }, {x, weight});
     INFO(result.report);
     CHECK(result.ok);
+  }
+}
+
+TEST_CASE("linear_product with a bias: central differences (float64), one row (gemv) and many (GEMM)") {
+  Generator generator(13);
+  for (const auto& [rows, in, out] : {std::tuple{1, 3, 2}, std::tuple{5, 4, 7}, std::tuple{9, 6, 1}}) {
+    CAPTURE(rows);
+    const Tensor x = leaf(randn({rows, in}, generator, DType::Float64));
+    const Tensor weight = leaf(randn({out, in}, generator, DType::Float64));
+    const Tensor bias = leaf(randn({out}, generator, DType::Float64));
+    const GradcheckResult result =
+        gradcheck([](auto& v) { return linear_product(v[0], v[1], v[2]); }, {x, weight, bias});
+    INFO(result.report);
+    CHECK(result.ok);
+  }
+}
+
+TEST_CASE("linear_product with a bias: the numbers of matmul(x, transpose(W)) + b, forward and backward") {
+  Generator generator(14);
+  for (const auto& [rows, in, out] : {std::tuple{1, 8, 5}, std::tuple{37, 20, 11}, std::tuple{200, 64, 48}}) {
+    CAPTURE(rows);
+    const Tensor x = randn({rows, in}, generator), weight = randn({out, in}, generator);
+    const Tensor bias = randn({out}, generator), dy = randn({rows, out}, generator);
+    Tensor outputs[2], grads[2][3];
+    for (int way = 0; way < 2; ++way) {
+      const Tensor x_leaf = leaf(raw::clone(x)), weight_leaf = leaf(raw::clone(weight)), bias_leaf = leaf(raw::clone(bias));
+      outputs[way] = way == 0 ? linear_product(x_leaf, weight_leaf, bias_leaf)
+                              : add(matmul(x_leaf, transpose(weight_leaf, 0, 1)), bias_leaf);
+      backward(outputs[way], dy);
+      grads[way][0] = x_leaf.grad();
+      grads[way][1] = weight_leaf.grad();
+      grads[way][2] = bias_leaf.grad();
+    }
+    CHECK(max_abs_difference(outputs[0], outputs[1]) < 1e-5);
+    for (int input = 0; input < 3; ++input) CHECK(max_abs_difference(grads[0][input], grads[1][input]) < 1e-4);
+  }
+  const Tensor weight = randn({3, 5}, generator);
+  CHECK_THROWS_WITH_AS(linear_product(zeros({2, 5}), weight, zeros({4})),
+                       doctest::Contains("a float32 bias of shape (4,) does not fit a float32 weight of shape (3, 5) (it needs shape (3,)"), Error);
+  CHECK_THROWS_WITH_AS(linear_product(zeros({2, 5}), weight, zeros({3}, DType::Float64)),
+                       doctest::Contains("a float64 bias of shape (3,) does not fit a float32 weight"), Error);
+}
+
+TEST_CASE("linear_product: the same numbers on one thread and on two, where dx and dW are made at once") {
+  Generator generator(15);
+  const Tensor x = randn({96, 40}, generator), weight = randn({56, 40}, generator);
+  const Tensor bias = randn({56}, generator), dy = randn({96, 56}, generator);
+  const int threads_before = omp_get_max_threads();
+  std::vector<float> results[2][4];
+  for (int threads = 1; threads <= 2; ++threads) {
+    omp_set_num_threads(threads);
+    const Tensor x_leaf = leaf(raw::clone(x)), weight_leaf = leaf(raw::clone(weight)), bias_leaf = leaf(raw::clone(bias));
+    const Tensor y = linear_product(x_leaf, weight_leaf, bias_leaf);
+    backward(y, dy);
+    results[threads - 1][0] = y.to_vector<float>();
+    results[threads - 1][1] = x_leaf.grad().to_vector<float>();
+    results[threads - 1][2] = weight_leaf.grad().to_vector<float>();
+    results[threads - 1][3] = bias_leaf.grad().to_vector<float>();
+  }
+  omp_set_num_threads(threads_before);
+  // OpenBLAS's AVX2 kernels may split a product differently per thread count
+  // (tests/threads/with_avx512_blas.sh runs this bit for bit); the products
+  // themselves must agree to float32 rounding on any kernels.
+  for (int part = 0; part < 4; ++part) {
+    CAPTURE(part);
+    REQUIRE(results[0][part].size() == results[1][part].size());
+    float difference = 0;
+    for (size_t i = 0; i < results[0][part].size(); ++i)
+      difference = std::max(difference, std::abs(results[0][part][i] - results[1][part][i]));
+    CHECK(difference <= 1e-4f);
   }
 }
 
@@ -102,6 +175,18 @@ TEST_CASE("linear_product in bfloat16: the float32 products of the rounded x, W 
     CHECK(max_abs_difference(y, exact) <= 0.02f * scale);
     CHECK(max_abs_difference(y, exact) > 0);  // the rounding happened
   }
+}
+
+TEST_CASE("linear_product in bfloat16 with a bias: the bias added in float32, its gradient the rows' sum of dy") {
+  Generator generator(16);
+  const Tensor x = randn({9, 32}, generator), weight = randn({6, 32}, generator);
+  const Tensor bias = randn({6}, generator), dy = randn({9, 6}, generator);
+  const Tensor bias_leaf = leaf(raw::clone(bias));
+  const Tensor y = linear_product(x, weight, bias_leaf, nullptr, DType::BFloat16);
+  backward(y, dy);
+  const Tensor without_bias = linear_product(x, weight, nullptr, DType::BFloat16);
+  CHECK(max_abs_difference(y, raw::add(without_bias, bias)) <= 1e-5f);
+  CHECK(max_abs_difference(bias_leaf.grad(), raw::sum(dy, {0})) <= 1e-6f);
 }
 
 TEST_CASE("linear_product in bfloat16: the weight's gradient added into its buffer; float64 refused") {

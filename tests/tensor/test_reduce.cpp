@@ -102,8 +102,9 @@ TEST_CASE("sum over several dims of a 3-d tensor") {
 TEST_CASE("sum matches a reference on every layout and loop") {
   Generator generator(7);
   // Sizes above the block length (4096) exercise the blocked runs; sizes above
-  // the column chunk (256) the chunked column loop.
-  const std::vector<Shape> shapes = {{5, 7, 9}, {3, 2, 5000}, {2, 3, 300}, {4, 1, 6}, {1, 2, 9000}};
+  // the column chunk (256) the chunked column loop; 150 x 2 rows of 40 the
+  // column loop split by rows (at least two blocks of 64 rows).
+  const std::vector<Shape> shapes = {{5, 7, 9}, {3, 2, 5000}, {2, 3, 300}, {4, 1, 6}, {1, 2, 9000}, {150, 2, 40}};
   for (const Shape& shape : shapes) {
     const Tensor base = randn(shape, generator, DType::Float64);
     const std::vector<Tensor> layouts = {
@@ -150,6 +151,7 @@ TEST_CASE("reductions do not depend on the thread count") {
         raw::sum(raw::transpose(cube, 0, 2), {1}), raw::mean(cube, {1}), raw::var(cube, {0, 1}),
         raw::var(rows, {1}),          raw::max(cube, 1).values, raw::max(cube, 2).values,
         raw::sum_to_shape(activations, {768}), raw::max(activations, 0).indices,
+        raw::mean(activations, {0, 1}), raw::var(activations, {0, 1}),
     };
   };
   const int previous = omp_get_max_threads();
