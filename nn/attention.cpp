@@ -38,9 +38,15 @@ void CausalSelfAttention::check_input(const Tensor& x) const {
 
 Tensor CausalSelfAttention::forward(const Tensor& x) const {
   check_input(x);
-  const QKVHeads heads = split_heads(qkv_->forward(x), options_, 0);  // (B, NH, T, HS) each
-  const Tensor merged = causal_attention(heads.q, heads.k, heads.v);  // (B, T, C)
-  return dropout_->forward(c_proj_->forward(merged));                 // (B, T, C)
+  const Tensor qkv = qkv_->forward(x);  // (B, T, 3C)
+  Tensor merged;                        // (B, T, C)
+  if (options_.rope) {
+    const QKVHeads heads = split_heads(qkv, options_, 0);  // (B, NH, T, HS) each, q and k rotated
+    merged = causal_attention(heads.q, heads.k, heads.v);
+  } else {
+    merged = causal_attention_qkv(qkv, options_.n_head);  // the heads of split_heads, read in place
+  }
+  return dropout_->forward(c_proj_->forward(merged));  // (B, T, C)
 }
 
 std::string CausalSelfAttention::describe() const {

@@ -59,40 +59,96 @@ Tensor head_major_gradient(const AttentionShape& shape, int64_t positions, DType
   return raw::permute(Tensor::empty({shape.batch, positions, shape.heads, shape.head_size}, dtype), {0, 2, 1, 3});
 }
 
-}  // namespace
+// Where the backward writes dq, dk and dv: into one of `returned` (the
+// gradients the op's inputs get) at an element offset, rows row_stride apart.
+struct GradientPart {
+  int index = -1;  // into `returned`; -1: not wanted
+  int64_t offset = 0;
+  bool wanted() const { return index >= 0; }
+};
+struct AttentionGradients {
+  Grads returned;
+  GradientPart dq, dk, dv;
+  int64_t row_stride = 0;
+  template <class T>
+  T* data(const GradientPart& part) const {
+    return part.wanted() ? returned[part.index].data<T>() + part.offset : nullptr;
+  }
+};
 
-Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+// The op on q, k, v read in place; its backward writes dq, dk, dv through
+// `gradient_parts` (which allocates them, as buffers of their own or as parts of
+// one) and returns what the op's inputs get.
+template <class GradientParts>
+Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Tensor& q, const Tensor& k,
+                    const Tensor& v, const AttentionShape& shape, const GradientParts& gradient_parts) {
   ProfileScope scope(ProfileFamily::attention);
-  const AttentionShape shape = check_arguments("causal_attention", q, k, v);
   const Tensor q_rows = blas_readable_head_rows(q), k_rows = blas_readable_head_rows(k);
   const Tensor v_rows = blas_readable_head_rows(v);
-  const bool save_weights = any_requires_grad({q, k, v});
+  const bool save_weights = any_requires_grad(inputs);
   Tensor y = Tensor::empty({shape.batch, shape.queries, shape.channels()}, q.dtype());
   Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())
                                 : Tensor();
-  visit_floating(q.dtype(), "causal_attention", [&]<class T>() {
-    functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows), y.data<T>(),
-                                data_or_null<T>(weights), shape);
+  visit_floating(q.dtype(), op, [&]<class T>() {
+    functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
+                                              y.data<T>(), data_or_null<T>(weights), shape);
   });
   scope.add_flops(2 * 2 * attention_block_multiply_adds(shape));  // scores and y
-  return record("causal_attention", {q, k, v}, y,
-                [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape](
+  return record(op, inputs, y,
+                [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape, gradient_parts](
                     const Tensor& dy, const Needs& needs_grad) {
                   ProfileScope scope(ProfileFamily::attention);
                   const Tensor dy_contiguous = raw::contiguous(dy);
-                  Tensor dq = needs_grad[0] ? head_major_gradient(shape, shape.queries, q.dtype()) : Tensor();
-                  Tensor dk = needs_grad[1] ? head_major_gradient(shape, shape.keys, q.dtype()) : Tensor();
-                  Tensor dv = needs_grad[2] ? head_major_gradient(shape, shape.keys, q.dtype()) : Tensor();
+                  const AttentionGradients grads = gradient_parts(needs_grad);
                   visit_floating(q.dtype(), "causal_attention backward", [&]<class T>() {
-                    functional_kernels<T>().attention_backward(dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q),
-                                                 head_rows<T>(k), head_rows<T>(v), data_or_null<T>(dq),
-                                                 data_or_null<T>(dk), data_or_null<T>(dv), shape);
+                    functional_kernels<T>().attention_backward(
+                        dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q), head_rows<T>(k), head_rows<T>(v),
+                        grads.template data<T>(grads.dq), grads.template data<T>(grads.dk),
+                        grads.template data<T>(grads.dv), grads.row_stride, shape);
                   });
-                  const int products = (needs_grad[2] ? 1 : 0) + (needs_grad[0] || needs_grad[1] ? 1 : 0) +
-                                       (needs_grad[0] ? 1 : 0) + (needs_grad[1] ? 1 : 0);  // dv, dP, dq, dk
+                  const bool dq = grads.dq.wanted(), dk = grads.dk.wanted(), dv = grads.dv.wanted();
+                  const int products = (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0);  // dv, dP, dq, dk
                   scope.add_flops(2.0 * products * attention_block_multiply_adds(shape));
-                  return Grads{dq, dk, dv};
+                  return grads.returned;
                 });
+}
+
+}  // namespace
+
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const AttentionShape shape = check_arguments("causal_attention", q, k, v);
+  // dq (B, NH, Tq, HS), dk, dv (B, NH, Tk, HS): each (B, T, NH, HS) contiguous, rows C apart.
+  return attention_op("causal_attention", {q, k, v}, q, k, v, shape, [shape, dtype = q.dtype()](const Needs& needs) {
+    AttentionGradients grads;
+    grads.returned = {needs[0] ? head_major_gradient(shape, shape.queries, dtype) : Tensor(),
+                      needs[1] ? head_major_gradient(shape, shape.keys, dtype) : Tensor(),
+                      needs[2] ? head_major_gradient(shape, shape.keys, dtype) : Tensor()};
+    grads.dq.index = needs[0] ? 0 : -1;
+    grads.dk.index = needs[1] ? 1 : -1;
+    grads.dv.index = needs[2] ? 2 : -1;
+    grads.row_stride = shape.channels();
+    return grads;
+  });
+}
+
+Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads) {
+  check(qkv.dim() == 3 && heads >= 1 && qkv.size(2) % (3 * heads) == 0, "causal_attention_qkv: qkv of shape ",
+        qkv.shape(), " must be (B, T, 3C) with C a multiple of ", heads, " heads");
+  const int64_t batch = qkv.size(0), time = qkv.size(1), channels = qkv.size(2) / 3;
+  const Tensor parts = raw::view(qkv, {batch, time, 3, heads, channels / heads});  // (B, T, 3, NH, HS)
+  const auto part = [&](int64_t index) { return raw::permute(raw::select(parts, 2, index), {0, 2, 1, 3}); };
+  const Tensor q = part(0), k = part(1), v = part(2);  // (B, NH, T, HS) views
+  const AttentionShape shape = check_arguments("causal_attention_qkv", q, k, v);
+  // d_qkv (B, T, 3C): dq, dk, dv written into its three parts, rows 3C apart.
+  return attention_op("causal_attention_qkv", {qkv}, q, k, v, shape, [shape, dtype = qkv.dtype()](const Needs&) {
+    AttentionGradients grads;
+    grads.returned = {Tensor::empty({shape.batch, shape.queries, 3 * shape.channels()}, dtype)};
+    grads.dq = {0, 0};
+    grads.dk = {0, shape.channels()};
+    grads.dv = {0, 2 * shape.channels()};
+    grads.row_stride = 3 * shape.channels();
+    return grads;
+  });
 }
 
 Tensor causal_mask(int64_t queries, int64_t keys) {

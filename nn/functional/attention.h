@@ -24,6 +24,12 @@
 namespace tg::nn {
 
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);
+// The same on the fused projection qkv (B, T, 3C), whose last dim holds q, k and
+// v side by side, each (NH, HS): what split_heads (nn/attention.h) makes
+// without RoPE. Its backward writes dq, dk and dv straight into one (B, T, 3C)
+// gradient, where three views of qkv would each get a zero-filled (B, T, 3C)
+// gradient of their own, added up afterwards.
+Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads);
 // The same composed of autograd ops: matmul, a masked_fill with a materialised
 // (Tq, Tk) mask, softmax, matmul, permute, reshape.
 Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v);

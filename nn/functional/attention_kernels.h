@@ -196,10 +196,13 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
 }
 
 // dy (B, Tq, C) contiguous, the saved weights, q, k, v
-//   -> dq (B, Tq, NH, HS), dk, dv (B, Tk, NH, HS), contiguous (each may be null)
+//   -> dq (B, Tq, NH, HS), dk, dv (B, Tk, NH, HS) (each may be null), rows
+//      grad_row_stride apart: C for buffers of their own, 3C for the three
+//      parts of one (B, T, 3C) gradient (causal_attention_qkv)
 template <class T>
 void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>& q, const HeadRows<T>& k,
-                               const HeadRows<T>& v, T* dq, T* dk, T* dv, const AttentionShape& shape) {
+                               const HeadRows<T>& v, T* dq, T* dk, T* dv, int64_t grad_row_stride,
+                               const AttentionShape& shape) {
   const int64_t batch_heads = shape.batch * shape.heads;
   const int64_t keys = shape.keys, channels = shape.channels(), head_size = shape.head_size;
   const T scale = static_cast<T>(1) / std::sqrt(static_cast<T>(head_size));
@@ -213,13 +216,15 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
       const HeadInputs<T> in = head_inputs(q, k, v, b, h);
       const T* dy_head = dy + shape.head_start(b, h, shape.queries);
       const T* weights_head = weights + batch_head * shape.queries * keys;
-      // Gradients in (B, T, NH, HS) layout: rows C apart, like y.
-      T* dq_head = dq ? dq + shape.head_start(b, h, shape.queries) : nullptr;
-      T* dk_head = dk ? dk + shape.head_start(b, h, keys) : nullptr;
-      T* dv_head = dv ? dv + shape.head_start(b, h, keys) : nullptr;
+      // Gradients in (B, T, NH, HS) layout, rows grad_row_stride apart.
+      const int64_t dq_start = b * shape.queries * grad_row_stride + h * head_size;
+      const int64_t dkv_start = b * keys * grad_row_stride + h * head_size;
+      T* dq_head = dq ? dq + dq_start : nullptr;
+      T* dk_head = dk ? dk + dkv_start : nullptr;
+      T* dv_head = dv ? dv + dkv_start : nullptr;
       for (int64_t j = 0; j < keys; ++j) {  // dk and dv accumulate over query blocks
-        if (dk_head) std::memset(dk_head + j * channels, 0, head_size * sizeof(T));
-        if (dv_head) std::memset(dv_head + j * channels, 0, head_size * sizeof(T));
+        if (dk_head) std::memset(dk_head + j * grad_row_stride, 0, head_size * sizeof(T));
+        if (dv_head) std::memset(dv_head + j * grad_row_stride, 0, head_size * sizeof(T));
       }
       for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, shape.queries - first);
@@ -228,7 +233,7 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
         const T* block_dy = dy_head + first * channels;
         if (dv_head)
           raw::gemm(true, false, visible_end, head_size, rows, T(1), block_weights, keys, block_dy, channels, T(1),
-                    dv_head, channels);
+                    dv_head, grad_row_stride);
         if (!needs_scores_grad) continue;
         T* block_dscores = dscores.data();  // dP, then dS
         raw::gemm(false, true, rows, visible_end, head_size, T(1), block_dy, channels, in.v, v.row_stride, T(0),
@@ -238,10 +243,10 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
                                       shape.offset() + first + r + 1, visible_end, scale);
         if (dq_head)
           raw::gemm(false, false, rows, head_size, visible_end, T(1), block_dscores, keys, in.k, k.row_stride, T(0),
-                    dq_head + first * channels, channels);
+                    dq_head + first * grad_row_stride, grad_row_stride);
         if (dk_head)
           raw::gemm(true, false, visible_end, head_size, rows, T(1), block_dscores, keys, in.q + first * q.row_stride,
-                    q.row_stride, T(1), dk_head, channels);
+                    q.row_stride, T(1), dk_head, grad_row_stride);
       }
     }
   }

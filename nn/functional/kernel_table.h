@@ -32,7 +32,8 @@ struct FunctionalKernels {
   void (*attention_forward)(const HeadRows<T>& q, const HeadRows<T>& k, const HeadRows<T>& v, T* y, T* weights,
                             const AttentionShape& shape);
   void (*attention_backward)(const T* dy, const T* weights, const HeadRows<T>& q, const HeadRows<T>& k,
-                             const HeadRows<T>& v, T* dq, T* dk, T* dv, const AttentionShape& shape);
+                             const HeadRows<T>& v, T* dq, T* dk, T* dv, int64_t grad_row_stride,
+                             const AttentionShape& shape);
   void (*rope)(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
                const std::vector<T>& sines, T direction);
   double (*cross_entropy_forward)(const T* logits, const int64_t* targets, T* logsumexp, int64_t rows,

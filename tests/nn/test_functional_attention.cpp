@@ -24,6 +24,13 @@ std::vector<Tensor> qkv_views(int64_t batch, int64_t positions, int64_t heads, i
 }
 
 Tensor fused(const std::vector<Tensor>& in) { return nn::causal_attention(in[0], in[1], in[2]); }
+
+// causal_attention on the three views of one (B, T, 3C) projection, as split_heads makes them.
+Tensor attention_of_views(const Tensor& qkv, int64_t heads) {
+  const Tensor parts = reshape(qkv, {qkv.size(0), qkv.size(1), 3, heads, qkv.size(2) / 3 / heads});
+  const auto part = [&](int64_t index) { return permute(select(parts, 2, index), {0, 2, 1, 3}); };
+  return nn::causal_attention(part(0), part(1), part(2));
+}
 Tensor reference(const std::vector<Tensor>& in) { return nn::causal_attention_reference(in[0], in[1], in[2]); }
 
 }  // namespace
@@ -110,6 +117,28 @@ TEST_CASE("causal_attention: a later key or value never changes an earlier outpu
   bool position_4_changed = false;
   for (size_t i = 4 * channels; i < 5 * channels; ++i) position_4_changed |= before[i] != after[i];
   CHECK(position_4_changed);
+}
+
+TEST_CASE("causal_attention_qkv: central differences (float64), and the numbers of causal_attention on views") {
+  Generator generator(12);
+  test::check_gradients([](const std::vector<Tensor>& in) { return nn::causal_attention_qkv(in[0], 2); },
+                        {test::random_leaf({2, 4, 3 * 2 * 3}, generator, DType::Float64)});
+  // Two query blocks (T = 70), 3 heads of 8: forward and d_qkv as the views' path gives them.
+  const Tensor on_qkv = test::random_leaf({2, 70, 3 * 3 * 8}, generator), dy = randn({2, 70, 3 * 8}, generator);
+  Tensor on_views = raw::clone(on_qkv);
+  on_views.set_requires_grad();
+  const Tensor y = nn::causal_attention_qkv(on_qkv, 3), expected = attention_of_views(on_views, 3);
+  backward(y, dy);
+  backward(expected, dy);
+  CHECK(y.to_vector<float>() == expected.to_vector<float>());
+  CHECK(on_qkv.grad().to_vector<float>() == on_views.grad().to_vector<float>());
+}
+
+TEST_CASE("causal_attention_qkv names the shape it cannot use") {
+  CHECK_THROWS_WITH_AS(nn::causal_attention_qkv(zeros({2, 3, 10}), 2),
+                       doctest::Contains("qkv of shape (2, 3, 10) must be (B, T, 3C) with C a multiple of 2 heads"),
+                       Error);
+  CHECK_THROWS_WITH_AS(nn::causal_attention_qkv(zeros({6, 12}), 2), doctest::Contains("qkv of shape (6, 12)"), Error);
 }
 
 TEST_CASE("causal_attention names the shapes it cannot use") {

@@ -95,7 +95,7 @@ TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, at
           dk(elements), dv(elements);
       kernels.attention_forward(q_rows, k_rows, v_rows, y.data(), weights.data(), shape);
       kernels.attention_backward(dy.data(), weights.data(), q_rows, k_rows, v_rows, dq.data(), dk.data(), dv.data(),
-                                 shape);
+                                 shape.channels(), shape);
       outputs[copy] = {y, weights, dq, dk, dv};
     }
     for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-5);
