@@ -222,17 +222,21 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
       T* dq_head = dq ? dq + dq_start : nullptr;
       T* dk_head = dk ? dk + dkv_start : nullptr;
       T* dv_head = dv ? dv + dkv_start : nullptr;
-      for (int64_t j = 0; j < keys; ++j) {  // dk and dv accumulate over query blocks
+      // dk and dv accumulate over query blocks: the first block's products
+      // overwrite the keys it sees (beta = 0), the keys after them start at zero.
+      const int64_t first_block_keys = shape.offset() + std::min(kQueryBlock, shape.queries);
+      for (int64_t j = first_block_keys; j < keys; ++j) {
         if (dk_head) std::memset(dk_head + j * grad_row_stride, 0, head_size * sizeof(T));
         if (dv_head) std::memset(dv_head + j * grad_row_stride, 0, head_size * sizeof(T));
       }
       for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, shape.queries - first);
         const int64_t visible_end = shape.offset() + first + rows;
+        const T accumulate = first == 0 ? T(0) : T(1);  // beta of the dk and dv products
         const T* block_weights = weights_head + first * keys;
         const T* block_dy = dy_head + first * channels;
         if (dv_head)
-          raw::gemm(true, false, visible_end, head_size, rows, T(1), block_weights, keys, block_dy, channels, T(1),
+          raw::gemm(true, false, visible_end, head_size, rows, T(1), block_weights, keys, block_dy, channels, accumulate,
                     dv_head, grad_row_stride);
         if (!needs_scores_grad) continue;
         T* block_dscores = dscores.data();  // dP, then dS
@@ -246,7 +250,7 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
                     dq_head + first * grad_row_stride, grad_row_stride);
         if (dk_head)
           raw::gemm(true, false, visible_end, head_size, rows, T(1), block_dscores, keys, in.q + first * q.row_stride,
-                    q.row_stride, T(1), dk_head, grad_row_stride);
+                    q.row_stride, accumulate, dk_head, grad_row_stride);
       }
     }
   }

@@ -87,10 +87,12 @@ TEST_CASE("linear_product with a bias: the numbers of matmul(x, transpose(W)) + 
                        doctest::Contains("a float64 bias of shape (3,) does not fit a float32 weight"), Error);
 }
 
-TEST_CASE("linear_product: the same numbers on one thread and on two, where dx and dW are made at once") {
+TEST_CASE("linear_product: the same numbers on one thread and on two, where the forward splits its rows and dx and dW are made at once") {
   Generator generator(15);
-  const Tensor x = randn({96, 40}, generator), weight = randn({56, 40}, generator);
-  const Tensor bias = randn({56}, generator), dy = randn({96, 56}, generator);
+  // 601 rows: enough for the forward to give each of two threads its own
+  // product, and an odd count so that the two runs of rows differ in length.
+  const Tensor x = randn({601, 40}, generator), weight = randn({56, 40}, generator);
+  const Tensor bias = randn({56}, generator), dy = randn({601, 56}, generator);
   const int threads_before = omp_get_max_threads();
   std::vector<float> results[2][4];
   for (int threads = 1; threads <= 2; ++threads) {
