@@ -10,12 +10,18 @@
 #   passive    OMP_WAIT_POLICY=PASSIVE (sleep at once)
 # (default and passive keep the governor where it works: OpenBLAS's AVX-512 kernels.)
 #
-# on three jobs: training cpu-small (median ms per step, steps 10-40 of 40),
-# eval of 200,000 characters (tokens/s) and sampling 500 tokens (seconds). Every
-# policy uses the same OpenBLAS kernels (the ones tinygpt picks), so only the
-# wait policy differs. Runs interleave policies within a round, rounds repeat;
-# the table gives medians and each policy's busy / idle ratio.
+# on four jobs: training cpu-small (median ms per step, steps 10-40 of 40),
+# eval of 200,000 characters (tokens/s), sampling 500 tokens from cpu-small
+# (context 64: past it every token re-reads the window) and 1,000 tokens from
+# a baby-sized model with a 1,024-token context (every token one step through
+# the KV cache), in seconds. Every policy uses the same OpenBLAS kernels (the
+# ones tinygpt picks), so only the wait policy differs. Runs interleave
+# policies within a round, rounds repeat; the table gives medians and each
+# policy's busy / idle ratio.
 #   bash bench/run_thread_policy.sh [rounds=3]
+# AS_AVX2=1 runs everything as tinygpt runs on a CPU without AVX-512: its AVX2
+# kernels (TINYGPT_ISA=avx2), OpenBLAS's Haswell kernels, and for its own
+# policy the short spin it sets there (GOMP_SPINCOUNT=500).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/bench_program.sh
@@ -29,18 +35,35 @@ trap '[[ -n $busy_pid ]] && kill $busy_pid 2>/dev/null; rm -rf "$work"' EXIT
 
 # The BLAS kernels tinygpt would run with, for every policy alike.
 blas_core=$(env -u TINYGPT_ENVIRONMENT "$tinygpt" --version | sed -n 's/.*OpenBLAS kernels \([A-Za-z]*\).*/\1/p')
+if [[ ${AS_AVX2:-0} == 1 ]]; then
+  blas_core=Haswell
+  export TINYGPT_ISA=avx2 TINYGPT_ENVIRONMENT=keep  # keep: tinygpt would otherwise pick the AVX-512 kernels
+  echo "as on a CPU without AVX-512: TINYGPT_ISA=avx2, OpenBLAS's Haswell kernels, tinygpt's spin 500" >&2
+fi
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; OpenBLAS kernels $blas_core" >&2
 
 # A model to evaluate and sample from.
 "$tinygpt" train --data "$corpus" --iters 50 --warmup 10 --eval-interval 1000 --eval-iters 1 --out "$work/model" >/dev/null 2>&1
+"$tinygpt" train --data "$corpus" --config baby --block-size 1024 --batch-size 1 --iters 2 --eval-interval 1000 \
+  --eval-iters 1 --out "$work/long" >/dev/null 2>&1
 head -c 200000 "$corpus" >"$work/eval.txt"
 
 run_policy() {  # POLICY COMMAND...: the command under that policy
   local policy=$1
   shift
   case $policy in
-    tinygpt) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT -u TINYGPT_THREADS "$@" ;;
-    fixed) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT TINYGPT_THREADS=fixed "$@" ;;
+    tinygpt)
+      if [[ ${AS_AVX2:-0} == 1 ]]; then  # what it sets there (tensor/process_environment.h)
+        env -u OMP_WAIT_POLICY -u TINYGPT_THREADS TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE=Haswell GOMP_SPINCOUNT=500 "$@"
+      else
+        env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT -u TINYGPT_THREADS "$@"
+      fi ;;
+    fixed)
+      if [[ ${AS_AVX2:-0} == 1 ]]; then
+        env -u OMP_WAIT_POLICY TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE=Haswell GOMP_SPINCOUNT=500 TINYGPT_THREADS=fixed "$@"
+      else
+        env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT TINYGPT_THREADS=fixed "$@"
+      fi ;;
     default) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE="$blas_core" "$@" ;;
     passive) env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE="$blas_core" "$@" ;;
   esac
@@ -56,14 +79,20 @@ measure() {  # POLICY LOAD: one line of JSON with the three jobs' figures
   started=$(date +%s.%N)
   run_policy "$policy" "$tinygpt" sample --ckpt "$work/model" --tokens 500 >/dev/null 2>&1
   ended=$(date +%s.%N)
-  /usr/bin/python3 - "$work/run/metrics.jsonl" "$policy" "$load" "$eval_line" "$started" "$ended" <<'PY'
+  local long_started long_ended
+  long_started=$(date +%s.%N)
+  run_policy "$policy" "$tinygpt" sample --ckpt "$work/long" --tokens 1000 >/dev/null 2>&1
+  long_ended=$(date +%s.%N)
+  /usr/bin/python3 - "$work/run/metrics.jsonl" "$policy" "$load" "$eval_line" "$started" "$ended" "$long_started" \
+    "$long_ended" <<'PY'
 import json, re, statistics, sys
-path, policy, load, eval_line, started, ended = sys.argv[1:]
+path, policy, load, eval_line, started, ended, long_started, long_ended = sys.argv[1:]
 steps = [json.loads(l)["step_ms"] for l in open(path) if '"step_ms"' in l][1:]
 rate = re.search(r"([0-9][0-9,]*) tokens/s", eval_line)
 print(json.dumps({"policy": policy, "load": load, "train_ms": statistics.median(steps),
                   "eval_tokens_per_s": float(rate.group(1).replace(",", "")) if rate else None,
-                  "sample_s": float(ended) - float(started)}))
+                  "sample_s": float(ended) - float(started),
+                  "sample_long_s": float(long_ended) - float(long_started)}))
 PY
 }
 
@@ -95,11 +124,12 @@ def median(policy, load, key):
     values = [r[key] for r in runs[policy, load] if r[key] is not None]
     return statistics.median(values) if values else float("nan")
 print(f"medians of {sys.argv[2]} rounds; busy = beside one other process spinning on one core")
-print(f"{'policy':<9}{'train ms/step':>26}{'eval tokens/s':>30}{'sample 500 tokens, s':>30}")
-print(f"{'':<9}" + "".join(f"{'idle':>9}{'busy':>9}{'ratio':>8}" + " " * (30 - 26 if i else 0) for i in range(3)))
+print(f"{'policy':<9}{'train ms/step':>26}{'eval tokens/s':>30}{'sample 500 tokens, s':>30}{'1000, context 1024, s':>30}")
+print(f"{'':<9}" + "".join(f"{'idle':>9}{'busy':>9}{'ratio':>8}" + " " * (30 - 26 if i else 0) for i in range(4)))
 for policy in ("tinygpt", "fixed", "default", "passive"):
     cells = ""
-    for i, (key, slower_is_larger) in enumerate((("train_ms", True), ("eval_tokens_per_s", False), ("sample_s", True))):
+    for i, (key, slower_is_larger) in enumerate((("train_ms", True), ("eval_tokens_per_s", False), ("sample_s", True),
+                                                     ("sample_long_s", True))):
         idle, busy = median(policy, "idle", key), median(policy, "busy", key)
         ratio = busy / idle if slower_is_larger else idle / busy
         cells += (" " * 4 if i else "") + f"{idle:>9.1f}{busy:>9.1f}{ratio:>7.2f}x"

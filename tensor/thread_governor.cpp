@@ -85,18 +85,25 @@ class Governor {
     thread_ceiling();  // fixes the ceiling before the count ever changes
     if (threads_fixed_by_user())
       why_not_ = "TINYGPT_THREADS=fixed";
-    else if (!blas_results_independent_of_threads())  // then a change of count would change the numbers
-      why_not_ = "OpenBLAS's " + blas_kernels() + " kernels sum differently on different thread counts";
     else if (const std::optional<Reading> first = cpus_.empty() ? std::nullopt : read())
       remember(*first);  // the baseline
     else
       why_not_ = "/proc/stat unreadable";
+    if (why_not_.empty() && !blas_results_independent_of_threads()) {  // a change of count would change its numbers
+      why_not_ = "OpenBLAS's " + blas_kernels() + " kernels sum differently on different thread counts";
+      own_kernels_only_ = true;
+    }
   }
 
   const std::string& why_not() const { return why_not_; }
+  bool adapts_for_own_kernels() const { return why_not_.empty() || own_kernels_only_; }
 
-  void adapt() {
-    if (!why_not_.empty()) return;
+  void adapt(Kernels next) {
+    if (!adapts_for_own_kernels()) return;
+    if (own_kernels_only_ && next == Kernels::any) {  // OpenBLAS's products run on the full count
+      if (num_threads() != thread_ceiling()) use_threads(thread_ceiling());
+      return;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now - last_time_ < kInterval) return;
     const std::optional<Reading> reading = read();
@@ -134,6 +141,7 @@ class Governor {
 
   std::vector<int> cpus_;
   std::string why_not_;
+  bool own_kernels_only_ = false;  // why_not_ is OpenBLAS's: adapt for Kernels::own_only
   Reading last_;
   std::chrono::steady_clock::time_point last_time_{};
 };
@@ -152,13 +160,18 @@ void start_adapting_threads_to_load() {
   started = &governor;
 }
 
-void adapt_threads_to_load() {
-  if (Governor* governor = started.load(std::memory_order_relaxed)) governor->adapt();
+void adapt_threads_to_load(Kernels next) {
+  if (Governor* governor = started.load(std::memory_order_relaxed)) governor->adapt(next);
 }
 
 std::string why_threads_do_not_adapt() {
   const Governor* governor = started.load();
   return governor ? governor->why_not() : "not started";
+}
+
+bool threads_adapt_for_own_kernels() {
+  const Governor* governor = started.load();
+  return governor && governor->adapts_for_own_kernels();
 }
 
 }  // namespace tg

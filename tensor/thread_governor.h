@@ -20,7 +20,11 @@
 // of threads, and so do OpenBLAS's SkylakeX and Cooperlake kernels (a training
 // run on 1 and on 2 threads writes identical checkpoints), so the changes never
 // change a number. OpenBLAS's Haswell kernels (AVX2 CPUs) do not: with them the
-// count stays fixed, and --resume stays exact.
+// count follows the load only for work that the caller says is ours alone
+// (Kernels::own_only: generating or scoring token by token through the KV
+// cache, gemv rows and one-query attention), and goes back to the full count
+// before anything else, so training, --resume and the products of a prompt
+// stay exact.
 //
 // TINYGPT_THREADS=fixed keeps the count the user set.
 #pragma once
@@ -36,11 +40,19 @@ bool threads_fixed_by_user();
 // From now on, adapt_threads_to_load() fits the thread count to the load,
 // unless TINYGPT_THREADS=fixed (or /proc cannot be read).
 void start_adapting_threads_to_load();
+// What the work until the next adapt_threads_to_load computes with.
+enum class Kernels {
+  any,       // anything, OpenBLAS's products among them
+  own_only,  // tinygpt's kernels alone, whose numbers never depend on the thread count
+};
 // Between two steps of a long loop: fit the thread count to the load (see above).
-void adapt_threads_to_load();
-// Whether adapt_threads_to_load() is at work: "" if so, else why not, for the
-// start-up line ("TINYGPT_THREADS=fixed", "not started", "/proc/stat unreadable").
+void adapt_threads_to_load(Kernels next = Kernels::any);
+// Whether adapt_threads_to_load() is at work for any kernels: "" if so, else
+// why not, for the start-up line ("TINYGPT_THREADS=fixed", "not started",
+// "/proc/stat unreadable", OpenBLAS's kernels).
 std::string why_threads_do_not_adapt();
+// Whether it is at work for Kernels::own_only (also when it is for any).
+bool threads_adapt_for_own_kernels();
 
 namespace load {
 

@@ -64,14 +64,15 @@ TEST_CASE("adapt_threads_to_load: one thread fewer while another process keeps a
   const int ceiling_before = thread_ceiling();
   set_num_threads(static_cast<int>(cpus));
   start_adapting_threads_to_load();
-  if (!blas_results_independent_of_threads()) {  // then it must not adapt, and says why
+  REQUIRE(threads_adapt_for_own_kernels());
+  // With OpenBLAS kernels whose sums depend on the thread count (Haswell's:
+  // ctest runs this case with them too) the count follows the load only for
+  // work of our own kernels, and says why.
+  const bool blas_exact = blas_results_independent_of_threads();
+  if (blas_exact)
+    REQUIRE(why_threads_do_not_adapt().empty());
+  else
     CHECK(why_threads_do_not_adapt().find("kernels sum differently on different thread counts") != std::string::npos);
-    adapt_threads_to_load();
-    CHECK(num_threads() == cpus);
-    set_num_threads(ceiling_before);
-    return;
-  }
-  REQUIRE(why_threads_do_not_adapt().empty());
   const pid_t busy = fork();
   REQUIRE(busy >= 0);
   if (busy == 0) {  // the other process: spin until killed
@@ -81,13 +82,22 @@ TEST_CASE("adapt_threads_to_load: one thread fewer while another process keeps a
   // Two readings 250 ms apart, and one more to be sure the busy child ran for a whole interval.
   for (int reading = 0; reading < 3; ++reading) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    adapt_threads_to_load();
+    adapt_threads_to_load(Kernels::own_only);
   }
   const int under_load = num_threads();
+  // Work that may reach OpenBLAS: the full count back at once where its sums
+  // depend on it; otherwise still fitted to the load.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  adapt_threads_to_load(Kernels::any);
+  const int under_load_any_kernels = num_threads();
   kill(busy, SIGKILL);
   waitpid(busy, nullptr, 0);
   CHECK(under_load <= cpus - 1);
   CHECK(under_load >= 1);
+  if (blas_exact)
+    CHECK(under_load_any_kernels <= cpus - 1);
+  else
+    CHECK(under_load_any_kernels == cpus);
   CHECK(thread_ceiling() == cpus);  // the ceiling stays what set_num_threads said
   set_num_threads(ceiling_before);
 }
