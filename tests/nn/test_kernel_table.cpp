@@ -2,6 +2,7 @@
 // kernels compute the same numbers (to float rounding: wider vectors sum in
 // another order), and TINYGPT_ISA picks between them. The suites test_nn_avx2
 // and test_models_avx2 run every other test on the AVX2 copy as well.
+#include <limits>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -91,12 +92,17 @@ TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, at
     std::vector<std::vector<float>> outputs[2];
     for (int copy = 0; copy < 2; ++copy) {
       const FunctionalKernels<float>& kernels = copy == 0 ? avx2 : avx512;
-      std::vector<float> y(elements), weights(shape.batch * shape.heads * shape.queries * shape.keys), dq(elements),
-          dk(elements), dv(elements);
+      // The outputs start as NaN: every element must be written (the backward
+      // overwrites dk and dv with the first query block's products, beta 0).
+      const float unwritten = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> y(elements, unwritten), weights(shape.batch * shape.heads * shape.queries * shape.keys),
+          dq(elements, unwritten), dk(elements, unwritten), dv(elements, unwritten);
       kernels.attention_forward(q_rows, k_rows, v_rows, y.data(), weights.data(), shape);
       kernels.attention_backward(dy.data(), weights.data(), q_rows, k_rows, v_rows, dq.data(), dk.data(), dv.data(),
                                  shape.channels(), shape);
       outputs[copy] = {y, weights, dq, dk, dv};
+      for (const std::vector<float>* written : {&y, &dq, &dk, &dv})
+        CHECK(std::none_of(written->begin(), written->end(), [](float value) { return std::isnan(value); }));
     }
     for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-5);
   }
