@@ -145,7 +145,8 @@ Tensor linear_product_bf16(const Tensor& x, const Tensor& weight, const Tensor& 
   return record("linear_product", product_inputs(x, weight, bias), y,
                 [x_bf16 = save_x ? x_bf16 : Tensor(), weight_bf16 = save_weight ? weight_bf16 : Tensor(), rows, in, out,
                  profile_role](const Tensor& dy, const Needs& needs) {
-                  const Tensor dy_bf16 = to_bfloat16(raw::contiguous(dy));  // (N, out)
+                  const Tensor dy_rows = raw::contiguous(dy);  // (N, out)
+                  const Tensor dy_bf16 = to_bfloat16(dy_rows);
                   Tensor dx, dweight;
                   if (needs[0]) {  // dx (N, in) = dy (N, out) @ W (out, in)
                     dx = Tensor::empty({rows, in}, DType::Float32);
@@ -157,7 +158,7 @@ Tensor linear_product_bf16(const Tensor& x, const Tensor& weight, const Tensor& 
                     profiled_gemm_bf16(profile_role, true, false, out, in, rows, dy_bf16, x_bf16,
                                        buffer.defined() ? 1.0f : 0.0f, buffer.defined() ? buffer : dweight);
                   }
-                  if (needs.size() == 3 && needs[2]) return Grads{dx, dweight, bias_grad(raw::contiguous(dy))};
+                  if (needs.size() == 3 && needs[2]) return Grads{dx, dweight, bias_grad(dy_rows)};  // db (out)
                   return Grads{dx, dweight};
                 });
 }

@@ -116,7 +116,8 @@ std::string process_environment_info() {
   if (why_not.empty())
     info += "; one thread fewer while other processes keep a CPU busy (TINYGPT_THREADS=fixed keeps them all)";
   else if (threads_adapt_for_own_kernels())
-    info += "; thread count fixed (" + why_not + ") but in token-by-token generation and scoring, where it is one fewer while other processes keep a CPU busy";
+    info += "; thread count fixed (" + why_not +
+            ") but in token-by-token generation and scoring, where it is one fewer while other processes keep a CPU busy";
   else if (why_not != "not started")
     info += "; thread count fixed (" + why_not + ")";
   if (variable(kMarker) && std::string(variable(kMarker)) == "restart-failed")

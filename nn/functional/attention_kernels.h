@@ -58,11 +58,13 @@ struct AttentionShape {
   int64_t channels() const { return heads * head_size; }
   int64_t offset() const { return keys - queries; }  // absolute position of query 0
   bool worth_parallel() const { return batch * heads * queries * keys * head_size >= kAttentionParallelWork; }
-  // Where head h of batch b starts in a (B, positions, NH, HS) buffer, rows C
-  // apart: y, dy and the gradients, whose heads sit side by side in each row.
-  int64_t head_start(int64_t b, int64_t h, int64_t positions) const {
-    return b * positions * channels() + h * head_size;
+  // Where head h of batch b starts in a (B, positions, NH, HS) buffer, rows
+  // row_stride apart (C, or 3C for a part of one (B, T, 3C) gradient): y, dy
+  // and the gradients, whose heads sit side by side in each row.
+  int64_t head_start(int64_t b, int64_t h, int64_t positions, int64_t row_stride) const {
+    return b * positions * row_stride + h * head_size;
   }
+  int64_t head_start(int64_t b, int64_t h, int64_t positions) const { return head_start(b, h, positions, channels()); }
 };
 
 // The multiply-adds of one of the block products above (q_block @ k^T, say),
@@ -217,11 +219,9 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
       const T* dy_head = dy + shape.head_start(b, h, shape.queries);
       const T* weights_head = weights + batch_head * shape.queries * keys;
       // Gradients in (B, T, NH, HS) layout, rows grad_row_stride apart.
-      const int64_t dq_start = b * shape.queries * grad_row_stride + h * head_size;
-      const int64_t dkv_start = b * keys * grad_row_stride + h * head_size;
-      T* dq_head = dq ? dq + dq_start : nullptr;
-      T* dk_head = dk ? dk + dkv_start : nullptr;
-      T* dv_head = dv ? dv + dkv_start : nullptr;
+      T* dq_head = dq ? dq + shape.head_start(b, h, shape.queries, grad_row_stride) : nullptr;
+      T* dk_head = dk ? dk + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
+      T* dv_head = dv ? dv + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
       // dk and dv accumulate over query blocks: the first block's products
       // overwrite the keys it sees (beta = 0), the keys after them start at zero.
       const int64_t first_block_keys = shape.offset() + std::min(kQueryBlock, shape.queries);
