@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "autograd/elementwise_ops.h"
@@ -16,6 +17,7 @@
 #include "tensor/matmul.h"
 #include "tensor/profile.h"
 #include "tensor/reduce.h"
+#include "tensor/threads.h"
 #include "tensor/view.h"
 
 namespace tg {
@@ -85,6 +87,40 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
   scope.count_as_calls(products);
 }
 
+// y (N, out) = x (N, in) @ W^T (+ y when accumulate), contiguous operands, in
+// tiles fixed by the product's shape alone, each one single-threaded BLAS call,
+// shared among however many threads there are. This is for BLAS kernels whose
+// sums depend on the thread count (OpenBLAS's Haswell kernels; see
+// blas_results_independent_of_threads in tensor/threads.h): there an element's
+// value depends on how a call is split between threads and on the call's size,
+// so one tiling for every thread count gives the same numbers on any count,
+// and the thread governor may change the count between forward passes
+// (tensor/thread_governor.h). The tiles cut y's columns (W's rows) when it has
+// no more rows than columns, its rows otherwise, so that the operand every tile
+// reads again is the smaller one.
+void tiled_forward_product(const Tensor& x, const Tensor& weight, bool accumulate, const Tensor& y) {
+  constexpr int64_t kMaxTiles = 8, kMinTileExtent = 32;
+  const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
+  const bool cut_columns = rows <= out;
+  const int64_t extent = cut_columns ? out : rows;
+  const int64_t tiles = std::clamp<int64_t>(extent / kMinTileExtent, 1, kMaxTiles);
+  visit_floating(y.dtype(), "linear_product", [&]<class T>() {
+    // Inside the parallel region every BLAS call keeps to its own thread.
+#pragma omp parallel for schedule(static)
+    for (int64_t tile = 0; tile < tiles; ++tile) {
+      const int64_t first = tile * extent / tiles, count = (tile + 1) * extent / tiles - first;
+      const T beta = T(accumulate ? 1 : 0);
+      if (cut_columns) {  // y[:, first : first + count] = x @ W[first : first + count]^T
+        raw::gemm(false, true, rows, count, in, T(1), x.data<T>(), in, weight.data<T>() + first * in, in, beta,
+                  y.data<T>() + first, out);
+      } else {  // y[first : first + count] = x[first : first + count] @ W^T
+        raw::gemm(false, true, count, out, in, T(1), x.data<T>() + first * in, in, weight.data<T>(), in, beta,
+                  y.data<T>() + first * out, out);
+      }
+    }
+  });
+}
+
 // y (N, out) = x (N, in) @ W^T (+ y when accumulate), contiguous operands. On
 // a team of two threads or more each thread multiplies its own run of rows, a
 // BLAS call of its own, rather than all of them sharing one call: no packing
@@ -95,6 +131,8 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
 // B4 x T64, 128 rows each: forward GEMMs 10-15% slower). A row's numbers do
 // not depend on the rows beside it.
 void forward_product(const Tensor& x, const Tensor& weight, bool accumulate, const Tensor& y) {
+  static const bool independent_of_threads = blas_results_independent_of_threads();
+  if (!independent_of_threads) return tiled_forward_product(x, weight, accumulate, y);
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   visit_floating(y.dtype(), "linear_product", [&]<class T>() {
     const auto product = [&](int64_t first, int64_t count) {

@@ -51,14 +51,6 @@ class NextTokenLogits {
     return last_position_logits(logits);
   }
 
-  // What the next call computes with: one new token through the caches takes
-  // only tinygpt's own kernels (gemv rows, one-query attention); a prompt, a
-  // cache started again or a re-run window takes OpenBLAS's products.
-  Kernels next_kernels(const std::vector<int64_t>& context) const {
-    const bool one_cached_token = use_cache_ && context.size() == fed_ + 1 && caches_[0].length + 1 <= block_size_;
-    return one_cached_token ? Kernels::own_only : Kernels::any;
-  }
-
  private:
   void note_window_full(size_t context_size) {
     if (noted_ || !on_note_) return;
@@ -97,13 +89,13 @@ std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, co
   NextTokenLogits next_token_logits(model, options.use_cache, on_note);
   std::vector<int64_t> context = prompt;
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
-    adapt_threads_to_load(next_token_logits.next_kernels(context));  // tensor/thread_governor.h
+    adapt_threads_to_load(model.forward_kernels());  // forward passes alone: tensor/thread_governor.h
     const int64_t id = choose_next_token(next_token_logits(context), context, options.sampling, generator);
     if (std::find(options.stop_ids.begin(), options.stop_ids.end(), id) != options.stop_ids.end()) break;
     context.push_back(id);
     if (on_token && !on_token(id)) break;
   }
-  adapt_threads_to_load(Kernels::any);  // what the caller does next may reach OpenBLAS
+  adapt_threads_to_load(Kernels::any);  // what the caller does next may be a training step
   return std::vector<int64_t>(context.begin() + static_cast<std::ptrdiff_t>(prompt.size()), context.end());
 }
 

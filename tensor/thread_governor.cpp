@@ -91,16 +91,16 @@ class Governor {
       why_not_ = "/proc/stat unreadable";
     if (why_not_.empty() && !blas_results_independent_of_threads()) {  // a change of count would change its numbers
       why_not_ = "OpenBLAS's " + blas_kernels() + " kernels sum differently on different thread counts";
-      own_kernels_only_ = true;
+      forward_only_ = true;
     }
   }
 
   const std::string& why_not() const { return why_not_; }
-  bool adapts_for_own_kernels() const { return why_not_.empty() || own_kernels_only_; }
+  bool adapts_for_forward_passes() const { return why_not_.empty() || forward_only_; }
 
   void adapt(Kernels next) {
-    if (!adapts_for_own_kernels()) return;
-    if (own_kernels_only_ && next == Kernels::any) {  // OpenBLAS's products run on the full count
+    if (!adapts_for_forward_passes()) return;
+    if (forward_only_ && next == Kernels::any) {  // OpenBLAS's products run on the full count
       if (num_threads() != thread_ceiling()) use_threads(thread_ceiling());
       return;
     }
@@ -141,7 +141,7 @@ class Governor {
 
   std::vector<int> cpus_;
   std::string why_not_;
-  bool own_kernels_only_ = false;  // why_not_ is OpenBLAS's: adapt for Kernels::own_only
+  bool forward_only_ = false;  // why_not_ is OpenBLAS's: adapt for Kernels::forward_only
   Reading last_;
   std::chrono::steady_clock::time_point last_time_{};
 };
@@ -169,9 +169,9 @@ std::string why_threads_do_not_adapt() {
   return governor ? governor->why_not() : "not started";
 }
 
-bool threads_adapt_for_own_kernels() {
+bool threads_adapt_for_forward_passes() {
   const Governor* governor = started.load();
-  return governor && governor->adapts_for_own_kernels();
+  return governor && governor->adapts_for_forward_passes();
 }
 
 }  // namespace tg

@@ -19,12 +19,12 @@
 // (tensor/threads.h). Every kernel of ours gives the same result on any number
 // of threads, and so do OpenBLAS's SkylakeX and Cooperlake kernels (a training
 // run on 1 and on 2 threads writes identical checkpoints), so the changes never
-// change a number. OpenBLAS's Haswell kernels (AVX2 CPUs) do not: with them the
-// count follows the load only for work that the caller says is ours alone
-// (Kernels::own_only: generating or scoring token by token through the KV
-// cache, gemv rows and one-query attention), and goes back to the full count
-// before anything else, so training, --resume and the products of a prompt
-// stay exact.
+// change a number. OpenBLAS's Haswell kernels (AVX2 CPUs) do not, but for the
+// forward's products, which are split one way for every thread count there
+// (autograd/linear_op.cpp): with them the count follows the load only for work
+// that the caller says is forward passes alone (Kernels::forward_only:
+// generating and scoring), and goes back to the full count before anything
+// else, so that training and --resume stay exact.
 //
 // TINYGPT_THREADS=fixed keeps the count the user set.
 #pragma once
@@ -43,7 +43,7 @@ void start_adapting_threads_to_load();
 // What the work until the next adapt_threads_to_load computes with.
 enum class Kernels {
   any,       // anything, OpenBLAS's products among them
-  own_only,  // tinygpt's kernels alone, whose numbers never depend on the thread count
+  forward_only,  // forward passes without a backward, whose numbers never depend on the thread count
 };
 // Between two steps of a long loop: fit the thread count to the load (see above).
 void adapt_threads_to_load(Kernels next = Kernels::any);
@@ -51,8 +51,8 @@ void adapt_threads_to_load(Kernels next = Kernels::any);
 // why not, for the start-up line ("TINYGPT_THREADS=fixed", "not started",
 // "/proc/stat unreadable", OpenBLAS's kernels).
 std::string why_threads_do_not_adapt();
-// Whether it is at work for Kernels::own_only (also when it is for any).
-bool threads_adapt_for_own_kernels();
+// Whether it is at work for Kernels::forward_only (also when it is for any).
+bool threads_adapt_for_forward_passes();
 
 namespace load {
 

@@ -3,6 +3,7 @@
 // and any thread count; and where it cannot run, a clear reason.
 #include <doctest/doctest.h>
 
+#include "autograd/grad_mode.h"
 #include "models/gpt.h"
 #include "tensor/elementwise.h"
 #include "tensor/factory.h"
@@ -118,6 +119,33 @@ TEST_CASE("decode_step: the same logits on 1, 2 and 4 threads (4: more threads t
   CHECK(one.logits == four.logits);
   check_same_caches(one.caches, two.caches);
   check_same_caches(one.caches, four.caches);
+}
+
+TEST_CASE("forward without gradients: the same logits on 1, 2 and 3 threads, a window's rows or a batch's") {
+  // ctest runs this with OpenBLAS's Haswell kernels too, whose products sum
+  // differently on different thread counts unless split one way for all
+  // (autograd/linear_op.cpp): what lets the thread count follow the load
+  // while generating and scoring (tensor/thread_governor.h).
+  GPT model(testing::tiny_gpt_config(
+                {.vocab_size = 70, .n_embd = 96, .n_head = 3, .block_size = 64, .preset = "window-test"}),
+            7);
+  scale_weights(model, 4);
+  model.eval();
+  NoGradGuard no_grad;
+  Generator generator(8);
+  for (const Shape& shape : {Shape{1, 64}, Shape{1, 37}, Shape{12, 64}}) {
+    CAPTURE(shape);
+    const Tensor ids = randint(shape, 0, 70, generator);
+    const int threads = num_threads();
+    std::vector<float> logits[3];
+    for (int count = 1; count <= 3; ++count) {
+      set_num_threads(count);
+      logits[count - 1] = model.forward(ids).to_vector<float>();
+    }
+    set_num_threads(threads);
+    CHECK(logits[0] == logits[1]);
+    CHECK(logits[0] == logits[2]);
+  }
 }
 
 TEST_CASE("decode_step: where it cannot run it says why, and forward_cached takes the general path") {

@@ -64,10 +64,10 @@ TEST_CASE("adapt_threads_to_load: one thread fewer while another process keeps a
   const int ceiling_before = thread_ceiling();
   set_num_threads(static_cast<int>(cpus));
   start_adapting_threads_to_load();
-  REQUIRE(threads_adapt_for_own_kernels());
+  REQUIRE(threads_adapt_for_forward_passes());
   // With OpenBLAS kernels whose sums depend on the thread count (Haswell's:
   // ctest runs this case with them too) the count follows the load only for
-  // work of our own kernels, and says why.
+  // forward passes alone, and says why.
   const bool blas_exact = blas_results_independent_of_threads();
   if (blas_exact)
     REQUIRE(why_threads_do_not_adapt().empty());
@@ -82,7 +82,7 @@ TEST_CASE("adapt_threads_to_load: one thread fewer while another process keeps a
   // Two readings 250 ms apart, and one more to be sure the busy child ran for a whole interval.
   for (int reading = 0; reading < 3; ++reading) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    adapt_threads_to_load(Kernels::own_only);
+    adapt_threads_to_load(Kernels::forward_only);
   }
   const int under_load = num_threads();
   // Work that may reach OpenBLAS: the full count back at once where its sums
