@@ -14,6 +14,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/gemm.h"
 #include "tensor/gemm_bf16.h"
+#include "tensor/product_tiles.h"
 #include "tensor/matmul.h"
 #include "tensor/profile.h"
 #include "tensor/reduce.h"
@@ -26,6 +27,22 @@ namespace {
 
 // The fewest rows per thread for which forward_product splits a product by rows.
 constexpr int64_t kRowsPerThread = 256;
+// With BLAS kernels whose sums depend on the thread count, the most tiles
+// (tensor/product_tiles.h) a forward product is cut into, and a backward's dx
+// and dW each: one per thread of the ceiling (tensor/threads.h), which is
+// fixed for a run, so the count the governor picks below it changes no number.
+// Cutting finer costs more than it balances: with 4 tiles each instead of 1,
+// a cpu-small step on 2 threads was 2.5% slower (as on an AVX2 CPU, AMD EPYC Zen 5).
+int64_t forward_tiles() { return thread_ceiling(); }
+int64_t backward_tiles_each() { return (thread_ceiling() + 1) / 2; }
+
+bool blas_independent_of_threads() {
+  static const bool independent = blas_results_independent_of_threads();  // tensor/threads.h
+  return independent;
+}
+
+// raw::gemm (tensor/gemm.h) as one callable for ProductTiles.
+constexpr auto blas_gemm = [](auto... arguments) { raw::gemm(arguments...); };
 
 // rows (rows, cols) float32, contiguous -> the same rounded to bfloat16.
 Tensor to_bfloat16(const Tensor& rows) {
@@ -40,8 +57,16 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
                         const Tensor& a, const Tensor& b, float beta, const Tensor& c) {
   ProfileScope scope(ProfileFamily::gemm, role);
   const int64_t lda = transpose_a ? m : k, ldb = transpose_b ? k : n;
-  raw::gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta,
-                 c.data<float>(), n);
+  if (raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::float32_sgemm && !blas_independent_of_threads()) {
+    // Widened to float32 for OpenBLAS: tiles fixed by the shape, as forward_product's.
+    raw::ProductTiles tiles;
+    tiles.add(forward_tiles(), [](auto... arguments) { raw::gemm_bf16(arguments...); }, transpose_a, transpose_b, m, n, k,
+              a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta, c.data<float>(), n);
+    tiles.run();
+  } else {
+    raw::gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta,
+                   c.data<float>(), n);
+  }
   scope.add_gemm({m, n, k}, 1);
 }
 
@@ -56,13 +81,24 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
 // threads sharing it cost (cpu-small's backward GEMMs went from 200-280 GFLOP/s to
 // 340-385 in `bench_train_step --profile`, the step from 20.0 to 16.7 ms in the
 // machine's slow state, 13.5 to 13.0 in its fast one; AMD EPYC Zen 5).
-// OpenBLAS's AVX-512 kernels give the same numbers either way; with a fixed
-// thread count any kernels give the same numbers every run.
+// OpenBLAS's AVX-512 kernels give the same numbers either way; with kernels
+// whose sums depend on the thread count both products are cut into tiles fixed
+// by their shapes, run together (tensor/product_tiles.h).
 void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, const Tensor& dy_rows,
                        const Tensor& weight_rows, const Tensor& x_rows, const Tensor& dx, const Tensor& dweight,
                        bool accumulate) {
   ProfileScope scope(ProfileFamily::gemm, role);
   visit_floating(dy_rows.dtype(), "linear_product", [&]<class T>() {
+    if (!blas_independent_of_threads()) {
+      raw::ProductTiles tiles;
+      if (dx.defined())
+        tiles.add(backward_tiles_each(), blas_gemm, false, false, rows, in, out, dy_rows.data<T>(), out,
+                  weight_rows.data<T>(), in, T(0), dx.data<T>(), in);
+      if (dweight.defined())
+        tiles.add(backward_tiles_each(), blas_gemm, true, false, out, in, rows, dy_rows.data<T>(), out, x_rows.data<T>(), in,
+                  T(accumulate ? 1 : 0), dweight.data<T>(), in);
+      return tiles.run();
+    }
     const auto input_product = [&] {
       raw::gemm(false, false, rows, in, out, T(1), dy_rows.data<T>(), out, weight_rows.data<T>(), in, T(0),
                 dx.data<T>(), in);
@@ -87,40 +123,6 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
   scope.count_as_calls(products);
 }
 
-// y (N, out) = x (N, in) @ W^T (+ y when accumulate), contiguous operands, in
-// tiles fixed by the product's shape alone, each one single-threaded BLAS call,
-// shared among however many threads there are. This is for BLAS kernels whose
-// sums depend on the thread count (OpenBLAS's Haswell kernels; see
-// blas_results_independent_of_threads in tensor/threads.h): there an element's
-// value depends on how a call is split between threads and on the call's size,
-// so one tiling for every thread count gives the same numbers on any count,
-// and the thread governor may change the count between forward passes
-// (tensor/thread_governor.h). The tiles cut y's columns (W's rows) when it has
-// no more rows than columns, its rows otherwise, so that the operand every tile
-// reads again is the smaller one.
-void tiled_forward_product(const Tensor& x, const Tensor& weight, bool accumulate, const Tensor& y) {
-  constexpr int64_t kMaxTiles = 8, kMinTileExtent = 32;
-  const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
-  const bool cut_columns = rows <= out;
-  const int64_t extent = cut_columns ? out : rows;
-  const int64_t tiles = std::clamp<int64_t>(extent / kMinTileExtent, 1, kMaxTiles);
-  visit_floating(y.dtype(), "linear_product", [&]<class T>() {
-    // Inside the parallel region every BLAS call keeps to its own thread.
-#pragma omp parallel for schedule(static)
-    for (int64_t tile = 0; tile < tiles; ++tile) {
-      const int64_t first = tile * extent / tiles, count = (tile + 1) * extent / tiles - first;
-      const T beta = T(accumulate ? 1 : 0);
-      if (cut_columns) {  // y[:, first : first + count] = x @ W[first : first + count]^T
-        raw::gemm(false, true, rows, count, in, T(1), x.data<T>(), in, weight.data<T>() + first * in, in, beta,
-                  y.data<T>() + first, out);
-      } else {  // y[first : first + count] = x[first : first + count] @ W^T
-        raw::gemm(false, true, count, out, in, T(1), x.data<T>() + first * in, in, weight.data<T>(), in, beta,
-                  y.data<T>() + first * out, out);
-      }
-    }
-  });
-}
-
 // y (N, out) = x (N, in) @ W^T (+ y when accumulate), contiguous operands. On
 // a team of two threads or more each thread multiplies its own run of rows, a
 // BLAS call of its own, rather than all of them sharing one call: no packing
@@ -131,10 +133,14 @@ void tiled_forward_product(const Tensor& x, const Tensor& weight, bool accumulat
 // B4 x T64, 128 rows each: forward GEMMs 10-15% slower). A row's numbers do
 // not depend on the rows beside it.
 void forward_product(const Tensor& x, const Tensor& weight, bool accumulate, const Tensor& y) {
-  static const bool independent_of_threads = blas_results_independent_of_threads();
-  if (!independent_of_threads) return tiled_forward_product(x, weight, accumulate, y);
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   visit_floating(y.dtype(), "linear_product", [&]<class T>() {
+    if (!blas_independent_of_threads()) {  // tiles fixed by the shape: the same numbers on any thread count
+      raw::ProductTiles tiles;
+      tiles.add(forward_tiles(), blas_gemm, false, true, rows, out, in, x.data<T>(), in, weight.data<T>(), in,
+                T(accumulate ? 1 : 0), y.data<T>(), out);
+      return tiles.run();
+    }
     const auto product = [&](int64_t first, int64_t count) {
       raw::gemm(false, true, count, out, in, T(1), x.data<T>() + first * in, in, weight.data<T>(), in,
                 T(accumulate ? 1 : 0), y.data<T>() + first * out, out);

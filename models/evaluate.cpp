@@ -82,7 +82,7 @@ EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t bloc
   EvaluationResult result;
   double loss_sum = 0;  // sum over predicted tokens
   for (int64_t window = 0; window < full_windows; window += batch) {
-    adapt_threads_to_load(model.forward_kernels());  // forward passes alone (tensor/thread_governor.h)
+    adapt_threads_to_load();  // tensor/thread_governor.h
     const int64_t count = std::min(batch, full_windows - window);
     loss_sum += windows_loss(window * block_size, count, block_size);
     result.predicted_tokens += count * block_size;
@@ -95,7 +95,6 @@ EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t bloc
     result.windows += 1;
     if (progress) progress(result.predicted_tokens, predicted);
   }
-  adapt_threads_to_load(Kernels::any);  // what the caller does next may be a training step
   result.loss = loss_sum / static_cast<double>(result.predicted_tokens);
   result.perplexity = std::exp(result.loss);
   return result;

@@ -89,13 +89,12 @@ std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, co
   NextTokenLogits next_token_logits(model, options.use_cache, on_note);
   std::vector<int64_t> context = prompt;
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
-    adapt_threads_to_load(model.forward_kernels());  // forward passes alone: tensor/thread_governor.h
+    adapt_threads_to_load();  // tensor/thread_governor.h
     const int64_t id = choose_next_token(next_token_logits(context), context, options.sampling, generator);
     if (std::find(options.stop_ids.begin(), options.stop_ids.end(), id) != options.stop_ids.end()) break;
     context.push_back(id);
     if (on_token && !on_token(id)) break;
   }
-  adapt_threads_to_load(Kernels::any);  // what the caller does next may be a training step
   return std::vector<int64_t>(context.begin() + static_cast<std::ptrdiff_t>(prompt.size()), context.end());
 }
 

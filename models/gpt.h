@@ -31,7 +31,6 @@
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/positional.h"
-#include "tensor/thread_governor.h"
 
 namespace tg {
 
@@ -102,10 +101,6 @@ class GPT : public nn::Module {
   // default) turns it off. A float32 model only.
   void set_matmul_dtype(DType dtype);
   DType matmul_dtype() const { return matmul_dtype_; }
-  // What its forward passes compute with, for the thread governor: float32
-  // products give the same numbers on any thread count; bfloat16 ones widened
-  // to float32 for OpenBLAS (CPUs without AVX512-BF16) may not.
-  Kernels forward_kernels() const { return matmul_dtype_ == DType::Float32 ? Kernels::forward_only : Kernels::any; }
   bool activation_checkpointing() const { return activation_checkpointing_; }
 
   // The generator every dropout layer draws from (seeded from `seed`); a checkpoint

@@ -115,9 +115,6 @@ std::string process_environment_info() {
   const std::string why_not = why_threads_do_not_adapt();
   if (why_not.empty())
     info += "; one thread fewer while other processes keep a CPU busy (TINYGPT_THREADS=fixed keeps them all)";
-  else if (threads_adapt_for_forward_passes())
-    info += "; thread count fixed (" + why_not +
-            ") but in generation and scoring, where it is one fewer while other processes keep a CPU busy";
   else if (why_not != "not started")
     info += "; thread count fixed (" + why_not + ")";
   if (variable(kMarker) && std::string(variable(kMarker)) == "restart-failed")

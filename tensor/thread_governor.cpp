@@ -89,21 +89,12 @@ class Governor {
       remember(*first);  // the baseline
     else
       why_not_ = "/proc/stat unreadable";
-    if (why_not_.empty() && !blas_results_independent_of_threads()) {  // a change of count would change its numbers
-      why_not_ = "OpenBLAS's " + blas_kernels() + " kernels sum differently on different thread counts";
-      forward_only_ = true;
-    }
   }
 
   const std::string& why_not() const { return why_not_; }
-  bool adapts_for_forward_passes() const { return why_not_.empty() || forward_only_; }
 
-  void adapt(Kernels next) {
-    if (!adapts_for_forward_passes()) return;
-    if (forward_only_ && next == Kernels::any) {  // OpenBLAS's products run on the full count
-      if (num_threads() != thread_ceiling()) use_threads(thread_ceiling());
-      return;
-    }
+  void adapt() {
+    if (!why_not_.empty()) return;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_time_ < kInterval) return;
     const std::optional<Reading> reading = read();
@@ -141,7 +132,6 @@ class Governor {
 
   std::vector<int> cpus_;
   std::string why_not_;
-  bool forward_only_ = false;  // why_not_ is OpenBLAS's: adapt for Kernels::forward_only
   Reading last_;
   std::chrono::steady_clock::time_point last_time_{};
 };
@@ -160,8 +150,8 @@ void start_adapting_threads_to_load() {
   started = &governor;
 }
 
-void adapt_threads_to_load(Kernels next) {
-  if (Governor* governor = started.load(std::memory_order_relaxed)) governor->adapt(next);
+void adapt_threads_to_load() {
+  if (Governor* governor = started.load(std::memory_order_relaxed)) governor->adapt();
 }
 
 std::string why_threads_do_not_adapt() {
@@ -169,9 +159,5 @@ std::string why_threads_do_not_adapt() {
   return governor ? governor->why_not() : "not started";
 }
 
-bool threads_adapt_for_forward_passes() {
-  const Governor* governor = started.load();
-  return governor && governor->adapts_for_forward_passes();
-}
 
 }  // namespace tg

@@ -18,13 +18,10 @@
 // the threads to the CPUs left, never more than set_num_threads() allowed
 // (tensor/threads.h). Every kernel of ours gives the same result on any number
 // of threads, and so do OpenBLAS's SkylakeX and Cooperlake kernels (a training
-// run on 1 and on 2 threads writes identical checkpoints), so the changes never
-// change a number. OpenBLAS's Haswell kernels (AVX2 CPUs) do not, but for the
-// forward's products, which are split one way for every thread count there
-// (autograd/linear_op.cpp): with them the count follows the load only for work
-// that the caller says is forward passes alone (Kernels::forward_only:
-// generating and scoring), and goes back to the full count before anything
-// else, so that training and --resume stay exact.
+// run on 1 and on 2 threads writes identical checkpoints). Its Haswell kernels
+// (AVX2 CPUs) do not, so there every product is cut into tiles fixed by its
+// shape and the thread ceiling (autograd/linear_op.cpp, tensor/product_tiles.h).
+// So the changes never change a number, and --resume stays exact.
 //
 // TINYGPT_THREADS=fixed keeps the count the user set.
 #pragma once
@@ -40,19 +37,11 @@ bool threads_fixed_by_user();
 // From now on, adapt_threads_to_load() fits the thread count to the load,
 // unless TINYGPT_THREADS=fixed (or /proc cannot be read).
 void start_adapting_threads_to_load();
-// What the work until the next adapt_threads_to_load computes with.
-enum class Kernels {
-  any,       // anything, OpenBLAS's products among them
-  forward_only,  // forward passes without a backward, whose numbers never depend on the thread count
-};
 // Between two steps of a long loop: fit the thread count to the load (see above).
-void adapt_threads_to_load(Kernels next = Kernels::any);
-// Whether adapt_threads_to_load() is at work for any kernels: "" if so, else
-// why not, for the start-up line ("TINYGPT_THREADS=fixed", "not started",
-// "/proc/stat unreadable", OpenBLAS's kernels).
+void adapt_threads_to_load();
+// Whether adapt_threads_to_load() is at work: "" if so, else why not, for the
+// start-up line ("TINYGPT_THREADS=fixed", "not started", "/proc/stat unreadable").
 std::string why_threads_do_not_adapt();
-// Whether it is at work for Kernels::forward_only (also when it is for any).
-bool threads_adapt_for_forward_passes();
 
 namespace load {
 

@@ -38,9 +38,9 @@ expect_line "threads fixed by the user" \
 expect_line "user's wait policy" "idle threads follow your OMP_WAIT_POLICY=PASSIVE" "$(runtime_line OMP_WAIT_POLICY=PASSIVE)"
 expect_line "user's spin count" "idle threads spin 7 times, then sleep (your GOMP_SPINCOUNT)" "$(runtime_line GOMP_SPINCOUNT=7)"
 expect_line "all kept" "idle threads spin 300000 times, then sleep (libgomp's default)" "$(runtime_line TINYGPT_ENVIRONMENT=keep)"
-# OpenBLAS's Haswell kernels kept: the count follows the load only for forward passes alone.
+# OpenBLAS's Haswell kernels kept: the count follows the load there too (the products are cut one way for every count).
 expect_line "Haswell kernels kept" \
-  "thread count fixed (OpenBLAS's Haswell kernels sum differently on different thread counts) but in generation and scoring, where it is one fewer while other processes keep a CPU busy" \
+  "one thread fewer while other processes keep a CPU busy (TINYGPT_THREADS=fixed keeps them all)" \
   "$(runtime_line TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE=Haswell)"
 
 # OpenBLAS's AVX-512 kernels, and tinygpt's, need AVX512 F, BW, VL and DQ.
