@@ -8,7 +8,7 @@
 #   fixed      the same with the thread count fixed (TINYGPT_THREADS=fixed)
 #   default    libgomp's default (spin 300,000 times before sleeping): TINYGPT_ENVIRONMENT=keep
 #   passive    OMP_WAIT_POLICY=PASSIVE (sleep at once)
-# (default and passive keep the governor where it works: OpenBLAS's AVX-512 kernels.)
+# (default and passive keep the governor.)
 #
 # on four jobs: training cpu-small (median ms per step, steps 10-40 of 40),
 # eval of 200,000 characters (tokens/s), sampling 500 tokens from cpu-small
@@ -20,8 +20,7 @@
 # policy's busy / idle ratio.
 #   bash bench/run_thread_policy.sh [rounds=3]
 # AS_AVX2=1 runs everything as tinygpt runs on a CPU without AVX-512: its AVX2
-# kernels (TINYGPT_ISA=avx2), OpenBLAS's Haswell kernels, and for its own
-# policy the short spin it sets there (GOMP_SPINCOUNT=500).
+# kernels (TINYGPT_ISA=avx2) and OpenBLAS's Haswell kernels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/bench_program.sh
@@ -38,7 +37,7 @@ blas_core=$(env -u TINYGPT_ENVIRONMENT "$tinygpt" --version | sed -n 's/.*OpenBL
 if [[ ${AS_AVX2:-0} == 1 ]]; then
   blas_core=Haswell
   export TINYGPT_ISA=avx2 TINYGPT_ENVIRONMENT=keep  # keep: tinygpt would otherwise pick the AVX-512 kernels
-  echo "as on a CPU without AVX-512: TINYGPT_ISA=avx2, OpenBLAS's Haswell kernels, tinygpt's spin 500" >&2
+  echo "as on a CPU without AVX-512: TINYGPT_ISA=avx2, OpenBLAS's Haswell kernels" >&2
 fi
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; OpenBLAS kernels $blas_core" >&2
 
@@ -53,8 +52,8 @@ run_policy() {  # POLICY COMMAND...: the command under that policy
   shift
   case $policy in
     tinygpt)
-      if [[ ${AS_AVX2:-0} == 1 ]]; then  # what it sets there (tensor/process_environment.h)
-        env -u OMP_WAIT_POLICY -u TINYGPT_THREADS TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE=Haswell GOMP_SPINCOUNT=500 "$@"
+      if [[ ${AS_AVX2:-0} == 1 ]]; then  # what it sets there (tensor/process_environment.h): nothing
+        env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_THREADS TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE=Haswell "$@"
       else
         env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT -u TINYGPT_THREADS "$@"
       fi ;;

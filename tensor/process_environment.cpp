@@ -60,11 +60,8 @@ void tune_process_environment(char** argv) {
   // (OPENBLAS_CORETYPE=Haswell on the Zen 5 machines this was measured on).
   const std::string blas_core = openblas_get_corename();
   const bool replace_core = cpu_has_avx512() && !is_avx512_blas_core(blas_core);
-  const std::string core_to_run = replace_core ? best_avx512_blas_core() : blas_core;
   // The short spin only where the thread count cannot follow the load.
-  const bool threads_follow_load =
-      !threads_fixed_by_user() && blas_results_independent_of_threads(core_to_run);
-  if (!variable("OMP_WAIT_POLICY") && !variable("GOMP_SPINCOUNT") && !threads_follow_load) {
+  if (!variable("OMP_WAIT_POLICY") && !variable("GOMP_SPINCOUNT") && threads_fixed_by_user()) {
     setenv("GOMP_SPINCOUNT", kSpinCount, 1);
     tuned = kSpinSet;
   }

@@ -5,9 +5,8 @@
 //
 //   GOMP_SPINCOUNT=500      how long an idle OpenMP thread spins before it sleeps,
 //                           set only where the thread count cannot follow the
-//                           load (tensor/thread_governor.h: OpenBLAS's Haswell
-//                           kernels, or TINYGPT_THREADS=fixed). libgomp's default
-//                           spins 300,000 times: beside one other busy process
+//                           load (tensor/thread_governor.h: TINYGPT_THREADS=fixed).
+//                           libgomp's default spins 300,000 times: beside one other busy process
 //                           on 2 cores, the spinning threads take the cores from
 //                           the one doing the work and a training step took 3.7x
 //                           as long (cpu-small, 58.8 vs 15.7 ms). Sleeping at
