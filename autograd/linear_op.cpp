@@ -14,8 +14,8 @@
 #include "tensor/elementwise.h"
 #include "tensor/gemm.h"
 #include "tensor/gemm_bf16.h"
-#include "tensor/product_tiles.h"
 #include "tensor/matmul.h"
+#include "tensor/product_tiles.h"
 #include "tensor/profile.h"
 #include "tensor/reduce.h"
 #include "tensor/threads.h"
@@ -58,10 +58,10 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
   ProfileScope scope(ProfileFamily::gemm, role);
   const int64_t lda = transpose_a ? m : k, ldb = transpose_b ? k : n;
   if (raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::float32_sgemm && !blas_independent_of_threads()) {
-    // Widened to float32 for OpenBLAS: tiles fixed by the shape, as forward_product's.
+    // Widened to float32 for OpenBLAS: fixed tiles, as in forward_product.
     raw::ProductTiles tiles;
-    tiles.add(forward_tiles(), [](auto... arguments) { raw::gemm_bf16(arguments...); }, transpose_a, transpose_b, m, n, k,
-              a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta, c.data<float>(), n);
+    tiles.add(forward_tiles(), [](auto... arguments) { raw::gemm_bf16(arguments...); }, transpose_a, transpose_b, m, n,
+              k, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta, c.data<float>(), n);
     tiles.run();
   } else {
     raw::gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta,
@@ -95,8 +95,8 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
         tiles.add(backward_tiles_each(), blas_gemm, false, false, rows, in, out, dy_rows.data<T>(), out,
                   weight_rows.data<T>(), in, T(0), dx.data<T>(), in);
       if (dweight.defined())
-        tiles.add(backward_tiles_each(), blas_gemm, true, false, out, in, rows, dy_rows.data<T>(), out, x_rows.data<T>(), in,
-                  T(accumulate ? 1 : 0), dweight.data<T>(), in);
+        tiles.add(backward_tiles_each(), blas_gemm, true, false, out, in, rows, dy_rows.data<T>(), out,
+                  x_rows.data<T>(), in, T(accumulate ? 1 : 0), dweight.data<T>(), in);
       return tiles.run();
     }
     const auto input_product = [&] {
@@ -135,7 +135,7 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
 void forward_product(const Tensor& x, const Tensor& weight, bool accumulate, const Tensor& y) {
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   visit_floating(y.dtype(), "linear_product", [&]<class T>() {
-    if (!blas_independent_of_threads()) {  // tiles fixed by the shape: the same numbers on any thread count
+    if (!blas_independent_of_threads()) {  // fixed tiles: the same numbers on any thread count below the ceiling
       raw::ProductTiles tiles;
       tiles.add(forward_tiles(), blas_gemm, false, true, rows, out, in, x.data<T>(), in, weight.data<T>(), in,
                 T(accumulate ? 1 : 0), y.data<T>(), out);

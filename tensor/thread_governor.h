@@ -19,9 +19,10 @@
 // (tensor/threads.h). Every kernel of ours gives the same result on any number
 // of threads, and so do OpenBLAS's SkylakeX and Cooperlake kernels (a training
 // run on 1 and on 2 threads writes identical checkpoints). Its Haswell kernels
-// (AVX2 CPUs) do not, so there every product is cut into tiles fixed by its
-// shape and the thread ceiling (autograd/linear_op.cpp, tensor/product_tiles.h).
-// So the changes never change a number, and --resume stays exact.
+// (AVX2 CPUs) do not, so there every Linear product is cut into tiles fixed by
+// its shape and the thread ceiling (autograd/linear_op.cpp,
+// tensor/product_tiles.h; attention's products are single-threaded calls
+// already). So the changes never change a number, and --resume stays exact.
 //
 // TINYGPT_THREADS=fixed keeps the count the user set.
 #pragma once
