@@ -28,13 +28,13 @@ namespace {
 // The fewest rows per thread for which forward_product splits a product by rows.
 constexpr int64_t kRowsPerThread = 256;
 // With BLAS kernels whose sums depend on the thread count, the most tiles
-// (tensor/product_tiles.h) a forward product is cut into, and a backward's dx
-// and dW each: one per thread of the ceiling (tensor/threads.h), which is
-// fixed for a run, so the count the governor picks below it changes no number.
-// Cutting finer costs more than it balances: with 4 tiles each instead of 1,
-// a cpu-small step on 2 threads was 2.5% slower (as on an AVX2 CPU, AMD EPYC Zen 5).
-int64_t forward_tiles() { return thread_ceiling(); }
-int64_t backward_tiles_each() { return (thread_ceiling() + 1) / 2; }
+// (tensor/product_tiles.h) each of `products` products run at once is cut
+// into: the threads of the ceiling (tensor/threads.h) shared between them. The
+// ceiling is fixed for a run, so the count the governor picks below it changes
+// no number. Cutting finer costs more than it balances: with 4 tiles each for
+// dx and dW instead of 1, a cpu-small step on 2 threads was 2.5% slower (as on
+// an AVX2 CPU, AMD EPYC Zen 5).
+int64_t tiles_per_product(int64_t products) { return (thread_ceiling() + products - 1) / products; }
 
 bool blas_independent_of_threads() {
   static const bool independent = blas_results_independent_of_threads();  // tensor/threads.h
@@ -60,8 +60,9 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
   if (raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::float32_sgemm && !blas_independent_of_threads()) {
     // Widened to float32 for OpenBLAS: fixed tiles, as in forward_product.
     raw::ProductTiles tiles;
-    tiles.add(forward_tiles(), [](auto... arguments) { raw::gemm_bf16(arguments...); }, transpose_a, transpose_b, m, n,
-              k, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta, c.data<float>(), n);
+    const auto bf16_gemm = [](auto... arguments) { raw::gemm_bf16(arguments...); };
+    tiles.add(tiles_per_product(1), bf16_gemm, transpose_a, transpose_b, m, n, k, a.data<bfloat16>(), lda,
+              b.data<bfloat16>(), ldb, beta, c.data<float>(), n);
     tiles.run();
   } else {
     raw::gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta,
@@ -83,7 +84,7 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
 // machine's slow state, 13.5 to 13.0 in its fast one; AMD EPYC Zen 5).
 // OpenBLAS's AVX-512 kernels give the same numbers either way; with kernels
 // whose sums depend on the thread count both products are cut into tiles fixed
-// by their shapes, run together (tensor/product_tiles.h).
+// by their shapes and the thread ceiling, run together (tensor/product_tiles.h).
 void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, const Tensor& dy_rows,
                        const Tensor& weight_rows, const Tensor& x_rows, const Tensor& dx, const Tensor& dweight,
                        bool accumulate) {
@@ -91,11 +92,12 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
   visit_floating(dy_rows.dtype(), "linear_product", [&]<class T>() {
     if (!blas_independent_of_threads()) {
       raw::ProductTiles tiles;
+      const int64_t tiles_each = tiles_per_product(dx.defined() && dweight.defined() ? 2 : 1);
       if (dx.defined())
-        tiles.add(backward_tiles_each(), blas_gemm, false, false, rows, in, out, dy_rows.data<T>(), out,
+        tiles.add(tiles_each, blas_gemm, false, false, rows, in, out, dy_rows.data<T>(), out,
                   weight_rows.data<T>(), in, T(0), dx.data<T>(), in);
       if (dweight.defined())
-        tiles.add(backward_tiles_each(), blas_gemm, true, false, out, in, rows, dy_rows.data<T>(), out,
+        tiles.add(tiles_each, blas_gemm, true, false, out, in, rows, dy_rows.data<T>(), out,
                   x_rows.data<T>(), in, T(accumulate ? 1 : 0), dweight.data<T>(), in);
       return tiles.run();
     }
@@ -137,7 +139,7 @@ void forward_product(const Tensor& x, const Tensor& weight, bool accumulate, con
   visit_floating(y.dtype(), "linear_product", [&]<class T>() {
     if (!blas_independent_of_threads()) {  // fixed tiles: the same numbers on any thread count below the ceiling
       raw::ProductTiles tiles;
-      tiles.add(forward_tiles(), blas_gemm, false, true, rows, out, in, x.data<T>(), in, weight.data<T>(), in,
+      tiles.add(tiles_per_product(1), blas_gemm, false, true, rows, out, in, x.data<T>(), in, weight.data<T>(), in,
                 T(accumulate ? 1 : 0), y.data<T>(), out);
       return tiles.run();
     }

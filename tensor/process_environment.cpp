@@ -11,7 +11,6 @@
 
 #include "tensor/isa.h"
 #include "tensor/thread_governor.h"
-#include "tensor/threads.h"
 
 namespace tg {
 
