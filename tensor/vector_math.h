@@ -56,9 +56,12 @@ inline float exp_fast(float x) {
   const float scale_b = std::bit_cast<float>((exponent - half + 127) << 23);
   // Out-of-range inputs are handled by a factor rather than a select of the
   // result: GCC would otherwise move the whole computation under a branch and
-  // refuse to vectorise it.
+  // refuse to vectorise it. The factor comes before the scales: for an input
+  // below the range (the -inf of a masked attention score) p * 2^-126 would
+  // be a subnormal before the 0 wiped it, and a subnormal product costs a
+  // microcode assist (the attention softmax ran 1.3x slower on AMD Zen 5).
   const float range_factor = x < kMinInput ? 0.0f : (x > kMaxInput ? std::numeric_limits<float>::infinity() : 1.0f);
-  return p * scale_a * scale_b * range_factor;
+  return p * range_factor * scale_a * scale_b;
 }
 
 inline double exp_fast(double x) { return std::exp(x); }

@@ -5,6 +5,7 @@
 
 #include "autograd/ops.h"
 #include "nn/functional/attention.h"
+#include "nn/functional/attention_kernels.h"
 #include "nn/functional/layer_norm.h"
 #include "nn/linear.h"
 #include "tensor/profile.h"
@@ -68,9 +69,11 @@ TEST_CASE("profile: an unnamed Linear's GEMMs are unlabelled") {
 }
 
 TEST_CASE("profile: causal attention's FLOPs are those of its block products, 2 forward and 4 backward") {
-  // T = 100 queries in blocks of 64: the first sees up to 64 keys, the second up to 100.
+  // T = 100 queries in blocks of 16: the first six see up to 16, 32, ..., 96
+  // keys, the last (4 queries) all 100.
+  REQUIRE(nn::kQueryBlock == 16);
   const int64_t batch = 2, heads = 3, time = 100, head_size = 4;
-  const double multiply_adds = (64.0 * 64 + 36.0 * 100) * batch * heads * head_size;
+  const double multiply_adds = (16.0 * (16 + 32 + 48 + 64 + 80 + 96) + 4.0 * 100) * batch * heads * head_size;
   const Tensor q = random_input({batch, heads, time, head_size}, 3);
   const Tensor k = random_input({batch, heads, time, head_size}, 4);
   const Tensor v = random_input({batch, heads, time, head_size}, 5);

@@ -1,0 +1,116 @@
+// Vectors as wide as the instruction set a kernel file is compiled for
+// (tensor/isa.h): 16 floats with AVX-512, 8 with AVX2. Written with GCC's
+// vector extension (which clang shares), so one source compiles to either.
+//
+// For kernels whose loops the compiler does not vectorise well by itself: a
+// register tile of a matrix product (tensor/small_gemm.h), or a maximum (a
+// max reduction stays scalar without -ffast-math, which this project never
+// enables).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "tensor/isa.h"
+
+namespace tg::simd {
+// One copy per instruction set (tensor/isa.h): the kernel files inline their own.
+inline namespace TG_ISA {
+
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;  // zmm
+#else
+inline constexpr int kVectorBytes = 32;  // ymm
+#endif
+
+template <class T>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(kVectorBytes)));
+};
+template <class T>
+using Vector = typename VectorOf<T>::type;
+template <class T>
+inline constexpr int64_t kLanes = kVectorBytes / sizeof(T);
+
+// kLanes<T> values from any address (no alignment needed).
+template <class T>
+Vector<T> load(const T* from) {
+  Vector<T> vector;
+  std::memcpy(&vector, from, sizeof vector);
+  return vector;
+}
+template <class T>
+void store(T* to, const Vector<T>& vector) {
+  std::memcpy(to, &vector, sizeof vector);
+}
+
+namespace lanes {
+template <class T, int Bytes>
+struct Part {
+  typedef T type __attribute__((vector_size(Bytes)));
+};
+template <class T, int Bytes, class Combine>
+T reduce(const typename Part<T, Bytes>::type& part, const Combine& combine) {
+  if constexpr (Bytes == sizeof(T)) {
+    return part[0];
+  } else {
+    typename Part<T, Bytes / 2>::type low, high;
+    std::memcpy(&low, &part, Bytes / 2);
+    std::memcpy(&high, reinterpret_cast<const char*>(&part) + Bytes / 2, Bytes / 2);
+    return reduce<T, Bytes / 2>(combine(low, high), combine);
+  }
+}
+}  // namespace lanes
+
+// The sum of a vector's lanes, as a tree of halves (4 steps for 16 floats, not a chain of 15).
+template <class T>
+T sum_lanes(const Vector<T>& vector) {
+  return lanes::reduce<T, kVectorBytes>(vector, [](const auto& a, const auto& b) { return a + b; });
+}
+// The largest of a vector's lanes, likewise.
+template <class T>
+T max_lanes(const Vector<T>& vector) {
+  return lanes::reduce<T, kVectorBytes>(vector, [](const auto& a, const auto& b) { return a > b ? a : b; });
+}
+
+// The largest of values[0..count-1], count >= 1.
+template <class T>
+T max_of(const T* values, int64_t count) {
+  T largest = values[0];
+  int64_t i = 0;
+  if (count >= kLanes<T>) {
+    Vector<T> largest_per_lane = load(values);
+    for (i = kLanes<T>; i + kLanes<T> <= count; i += kLanes<T>) {
+      const Vector<T> next = load(values + i);
+      largest_per_lane = next > largest_per_lane ? next : largest_per_lane;
+    }
+    largest = max_lanes<T>(largest_per_lane);
+  }
+  for (; i < count; ++i) largest = std::max(largest, values[i]);
+  return largest;
+}
+
+// The sum of a[i] * b[i] over i < count: one sum per lane, then the lanes'.
+template <class T>
+T dot(const T* a, const T* b, int64_t count) {
+  Vector<T> sums = {};
+  int64_t i = 0;
+  for (; i + kLanes<T> <= count; i += kLanes<T>) sums += load(a + i) * load(b + i);
+  T sum = sum_lanes<T>(sums);
+  for (; i < count; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// The sum of values[0..count-1], likewise.
+template <class T>
+T sum_of(const T* values, int64_t count) {
+  Vector<T> sums = {};
+  int64_t i = 0;
+  for (; i + kLanes<T> <= count; i += kLanes<T>) sums += load(values + i);
+  T sum = sum_lanes<T>(sums);
+  for (; i < count; ++i) sum += values[i];
+  return sum;
+}
+
+}  // namespace TG_ISA
+}  // namespace tg::simd
