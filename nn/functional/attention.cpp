@@ -93,7 +93,7 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
     functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
                                               y.data<T>(), data_or_null<T>(weights), shape);
   });
-  scope.add_flops(2 * 2 * attention_block_multiply_adds(shape));  // scores and y
+  scope.add_flops(2 * 2 * attention_block_multiply_adds(shape, kQueryBlock));  // scores and y
   return record(op, inputs, y,
                 [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape, gradient_parts](
                     const Tensor& dy, const Needs& needs_grad) {
@@ -108,7 +108,7 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
                   });
                   const bool dq = grads.dq.wanted(), dk = grads.dk.wanted(), dv = grads.dv.wanted();
                   const int products = (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0);  // dv, dP, dq, dk
-                  scope.add_flops(2.0 * products * attention_block_multiply_adds(shape));
+                  scope.add_flops(2.0 * products * attention_block_multiply_adds(shape, kBackwardQueryBlock));
                   return grads.returned;
                 });
 }

@@ -16,8 +16,8 @@
 // once per head.
 //
 // Causality is exploited, not just masked: queries are processed in blocks of
-// kQueryBlock rows, and a block only multiplies against the keys its last query
-// can see. For Tq = Tk = 64 that skips 3/8 of the dense work, for 256 almost half.
+// kQueryBlock rows (kBackwardQueryBlock in the backward), and a block only
+// multiplies against the keys its last query can see. For Tq = Tk = 64 that skips 3/8 of the dense work, for 256 almost half.
 // Blocks of 16 against 64 (and BLAS), AMD EPYC Zen 5, 2 threads, forward +
 // backward: cpu-small 0.475 -> 0.210 ms per layer, baby 68 -> 43 ms; with
 // blocks of 32: 0.218 and 40 ms; of 8: 0.334 and 58 ms.
@@ -54,7 +54,15 @@
 
 namespace tg::nn {
 
+// Query rows per block: the forward's, and the backward's. The backward's dk
+// and dv products add a block's share onto every key row it sees, so small
+// blocks there mean many passes over dk and dv with short sums: baby (T = 256)
+// spent 161-164 ms per step in the attention backward with blocks of 16, 152-154
+// with 32, 145-154 with 64; cpu-small (T = 64) was the same within noise for all
+// three (AMD EPYC Zen 5, 2 threads, 2-3 rounds each).
 inline constexpr int64_t kQueryBlock = 16;
+inline constexpr int64_t kBackwardQueryBlock = 32;
+static_assert(kBackwardQueryBlock % kQueryBlock == 0, "a forward block must lie inside one backward block");
 
 // Below this many multiply-adds (B * NH * Tq * Tk * HS, one product) a call runs
 // on the calling thread: waking the team costs more than the work (generation
@@ -79,10 +87,10 @@ struct AttentionShape {
 // summed over every head and query block: rows * visible_end * HS each. The
 // forward makes 2 such products, the backward 4 (dv, dP, dq, dk), at 2 FLOPs
 // per multiply-add (the profile's attention rows, tensor/profile.h).
-inline double attention_block_multiply_adds(const AttentionShape& shape) {
+inline double attention_block_multiply_adds(const AttentionShape& shape, int64_t query_block) {
   double per_head = 0;
-  for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
-    const int64_t rows = std::min(kQueryBlock, shape.queries - first);
+  for (int64_t first = 0; first < shape.queries; first += query_block) {
+    const int64_t rows = std::min(query_block, shape.queries - first);
     per_head += static_cast<double>(rows) * static_cast<double>(shape.offset() + first + rows);
   }
   return per_head * static_cast<double>(shape.batch * shape.heads * shape.head_size);
@@ -235,6 +243,12 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
         raw::small_gemm(rows, visible_end, head_size, scale, in.q + first * q.row_stride, q.row_stride, int64_t{1},
                         k_transposed.data(), keys, T(0), scores, keys);
         causal_softmax_rows(scores, rows, keys, shape.offset() + first + 1, visible_end);
+        if (weights_head) {  // the backward's larger blocks read these rows further: zeros up to their end
+          const int64_t backward_block_end =
+              std::min(shape.queries, (first / kBackwardQueryBlock + 1) * kBackwardQueryBlock);
+          for (int64_t r = 0; r < rows; ++r)
+            std::fill(scores + r * keys + visible_end, scores + r * keys + shape.offset() + backward_block_end, T(0));
+        }
         raw::small_gemm(rows, head_size, visible_end, T(1), scores, keys, int64_t{1}, in.v, v.row_stride, T(0),
                         y_head + first * channels, channels);
       }
@@ -256,7 +270,7 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
   const bool needs_scores_grad = dq || dk;
 #pragma omp parallel if (shape.worth_parallel())
   {
-    std::vector<T> dscores(needs_scores_grad ? kQueryBlock * keys : 0);
+    std::vector<T> dscores(needs_scores_grad ? kBackwardQueryBlock * keys : 0);
     std::vector<T> v_transposed(needs_scores_grad ? head_size * keys : 0);  // (HS, Tk)
 #pragma omp for schedule(static)
     for (int64_t batch_head = 0; batch_head < batch_heads; ++batch_head) {
@@ -270,14 +284,14 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
       T* dv_head = dv ? dv + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
       // dk and dv accumulate over query blocks: the first block's products
       // overwrite the keys it sees (beta = 0), the keys after them start at zero.
-      const int64_t first_block_keys = shape.offset() + std::min(kQueryBlock, shape.queries);
+      const int64_t first_block_keys = shape.offset() + std::min(kBackwardQueryBlock, shape.queries);
       for (int64_t j = first_block_keys; j < keys; ++j) {
         if (dk_head) std::memset(dk_head + j * grad_row_stride, 0, head_size * sizeof(T));
         if (dv_head) std::memset(dv_head + j * grad_row_stride, 0, head_size * sizeof(T));
       }
       if (needs_scores_grad) raw::transpose_rows(keys, head_size, in.v, v.row_stride, v_transposed.data(), keys);
-      for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
-        const int64_t rows = std::min(kQueryBlock, shape.queries - first);
+      for (int64_t first = 0; first < shape.queries; first += kBackwardQueryBlock) {
+        const int64_t rows = std::min(kBackwardQueryBlock, shape.queries - first);
         const int64_t visible_end = shape.offset() + first + rows;
         const T accumulate = first == 0 ? T(0) : T(1);  // beta of the dk and dv products
         const T* block_weights = weights_head + first * keys;

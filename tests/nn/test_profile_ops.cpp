@@ -69,11 +69,15 @@ TEST_CASE("profile: an unnamed Linear's GEMMs are unlabelled") {
 }
 
 TEST_CASE("profile: causal attention's FLOPs are those of its block products, 2 forward and 4 backward") {
-  // T = 100 queries in blocks of 16: the first six see up to 16, 32, ..., 96
-  // keys, the last (4 queries) all 100.
+  // T = 100 queries. Forward blocks of 16: the first six see up to 16, 32, ...,
+  // 96 keys, the last (4 queries) all 100. Backward blocks of 32: up to 32, 64,
+  // 96 keys, then 4 queries seeing 100.
   REQUIRE(nn::kQueryBlock == 16);
+  REQUIRE(nn::kBackwardQueryBlock == 32);
   const int64_t batch = 2, heads = 3, time = 100, head_size = 4;
-  const double multiply_adds = (16.0 * (16 + 32 + 48 + 64 + 80 + 96) + 4.0 * 100) * batch * heads * head_size;
+  const double forward_multiply_adds =
+      (16.0 * (16 + 32 + 48 + 64 + 80 + 96) + 4.0 * 100) * batch * heads * head_size;
+  const double backward_multiply_adds = (32.0 * (32 + 64 + 96) + 4.0 * 100) * batch * heads * head_size;
   const Tensor q = random_input({batch, heads, time, head_size}, 3);
   const Tensor k = random_input({batch, heads, time, head_size}, 4);
   const Tensor v = random_input({batch, heads, time, head_size}, 5);
@@ -83,8 +87,8 @@ TEST_CASE("profile: causal attention's FLOPs are those of its block products, 2 
     backward(sum(nn::causal_attention(q, k, v)));
   }
   const ProfileRecord record = profile_record();
-  CHECK(row_of(record, ProfileFamily::attention, ProfilePass::forward).flops == 2 * 2 * multiply_adds);
-  CHECK(row_of(record, ProfileFamily::attention, ProfilePass::backward).flops == 4 * 2 * multiply_adds);
+  CHECK(row_of(record, ProfileFamily::attention, ProfilePass::forward).flops == 2 * 2 * forward_multiply_adds);
+  CHECK(row_of(record, ProfileFamily::attention, ProfilePass::backward).flops == 4 * 2 * backward_multiply_adds);
 }
 
 TEST_CASE("profile: LayerNorm reads x, weight, bias and writes y, mean, rstd, each once") {
