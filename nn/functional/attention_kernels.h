@@ -41,7 +41,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -282,18 +281,14 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
       T* dq_head = dq ? dq + shape.head_start(b, h, shape.queries, grad_row_stride) : nullptr;
       T* dk_head = dk ? dk + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
       T* dv_head = dv ? dv + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
-      // dk and dv accumulate over query blocks: the first block's products
-      // overwrite the keys it sees (beta = 0), the keys after them start at zero.
-      const int64_t first_block_keys = shape.offset() + std::min(kBackwardQueryBlock, shape.queries);
-      for (int64_t j = first_block_keys; j < keys; ++j) {
-        if (dk_head) std::memset(dk_head + j * grad_row_stride, 0, head_size * sizeof(T));
-        if (dv_head) std::memset(dv_head + j * grad_row_stride, 0, head_size * sizeof(T));
-      }
       if (needs_scores_grad) raw::transpose_rows(keys, head_size, in.v, v.row_stride, v_transposed.data(), keys);
-      for (int64_t first = 0; first < shape.queries; first += kBackwardQueryBlock) {
+      // dk and dv accumulate over query blocks, last block first: it sees every
+      // key, so its products overwrite them all (beta = 0) and nothing needs zeroing.
+      const int64_t last_first = (shape.queries - 1) / kBackwardQueryBlock * kBackwardQueryBlock;
+      for (int64_t first = last_first; first >= 0; first -= kBackwardQueryBlock) {
         const int64_t rows = std::min(kBackwardQueryBlock, shape.queries - first);
         const int64_t visible_end = shape.offset() + first + rows;
-        const T accumulate = first == 0 ? T(0) : T(1);  // beta of the dk and dv products
+        const T accumulate = first == last_first ? T(0) : T(1);  // beta of the dk and dv products
         const T* block_weights = weights_head + first * keys;
         const T* block_dy = dy_head + first * channels;
         // P^T and dS^T below: the block's (rows, keys) read with strides swapped.
