@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "tensor/isa.h"
 
@@ -73,10 +74,10 @@ T max_lanes(const Vector<T>& vector) {
   return lanes::reduce<T, kVectorBytes>(vector, [](const auto& a, const auto& b) { return a > b ? a : b; });
 }
 
-// The largest of values[0..count-1], count >= 1.
+// The largest of values[0..count-1]; -inf when count is 0.
 template <class T>
 T max_of(const T* values, int64_t count) {
-  T largest = values[0];
+  T largest = -std::numeric_limits<T>::infinity();
   int64_t i = 0;
   if (count >= kLanes<T>) {
     Vector<T> largest_per_lane = load(values);

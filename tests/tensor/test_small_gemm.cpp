@@ -148,6 +148,7 @@ TEST_CASE("simd: max_of, sum_of and dot against plain loops, every length from 1
     std::vector<float> all_negative(static_cast<size_t>(count), -std::numeric_limits<float>::infinity());
     all_negative[count - 1] = -3.0f;
     CHECK(simd::max_of(all_negative.data(), count) == -3.0f);
+    CHECK(simd::max_of(all_negative.data(), 0) == -std::numeric_limits<float>::infinity());
 
     double sum = 0, product_sum = 0, magnitude = 0;
     for (int64_t i = 0; i < count; ++i) {
