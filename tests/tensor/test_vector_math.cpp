@@ -39,6 +39,18 @@ TEST_CASE("exp_fast is exact at 0 and handles the edges like std::exp") {
   CHECK(tg::exp_fast(-88.0f) == 0.0f);
 }
 
+TEST_CASE("exp_fast_in_range gives exp_fast's bits everywhere in its range, ln(FLT_MIN) to 88") {
+  const int samples = 2'000'000;
+  int differing = 0;
+  for (int i = 0; i <= samples; ++i) {
+    const float x = tg::exp_parts::kMinInput + (88.0f - tg::exp_parts::kMinInput) * static_cast<float>(i) / samples;
+    differing += tg::exp_fast_in_range(x) != tg::exp_fast(x);
+  }
+  CHECK(differing == 0);
+  CHECK(tg::exp_fast_in_range(88.0f) == tg::exp_fast(88.0f));
+  CHECK(tg::exp_fast_in_range(tg::exp_parts::kMinInput) == tg::exp_fast(tg::exp_parts::kMinInput));
+}
+
 TEST_CASE("exp_fast for double is std::exp") {
   CHECK(tg::exp_fast(1.5) == std::exp(1.5));
 }
