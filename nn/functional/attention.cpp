@@ -18,16 +18,16 @@ namespace tg::nn {
 
 namespace {
 
-// A view BLAS can read in place as rows of HS: last dim contiguous and rows at
-// least HS apart (a leading dimension below HS is illegal). Anything else is copied first.
-Tensor blas_readable_head_rows(const Tensor& x) {
+// A view the kernels can read in place as rows of HS: last dim contiguous and
+// rows at least HS apart (rows that overlap are not rows). Anything else is copied first.
+Tensor kernel_readable_head_rows(const Tensor& x) {
   const int64_t head_size = x.size(3);
   const bool rows_ok = x.size(2) == 1 || x.stride(2) >= head_size;
   const bool last_ok = x.size(3) == 1 || x.stride(3) == 1;
   return rows_ok && last_ok ? x : raw::contiguous(x);
 }
 
-// x (B, NH, T, HS), BLAS-readable, as the kernels take it.
+// x (B, NH, T, HS), readable in place, as the kernels take it.
 template <class T>
 HeadRows<T> head_rows(const Tensor& x) {
   return {x.data<T>(), x.stride(0), x.stride(1), std::max(x.stride(2), x.size(3))};
@@ -83,8 +83,8 @@ template <class GradientParts>
 Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Tensor& q, const Tensor& k,
                     const Tensor& v, const AttentionShape& shape, const GradientParts& gradient_parts) {
   ProfileScope scope(ProfileFamily::attention);
-  const Tensor q_rows = blas_readable_head_rows(q), k_rows = blas_readable_head_rows(k);
-  const Tensor v_rows = blas_readable_head_rows(v);
+  const Tensor q_rows = kernel_readable_head_rows(q), k_rows = kernel_readable_head_rows(k);
+  const Tensor v_rows = kernel_readable_head_rows(v);
   const bool save_weights = any_requires_grad(inputs);
   Tensor y = Tensor::empty({shape.batch, shape.queries, shape.channels()}, q.dtype());
   Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())

@@ -17,10 +17,11 @@
 //
 // Causality is exploited, not just masked: queries are processed in blocks of
 // kQueryBlock rows (kBackwardQueryBlock in the backward), and a block only
-// multiplies against the keys its last query can see. For Tq = Tk = 64 that skips 3/8 of the dense work, for 256 almost half.
-// Blocks of 16 against 64 (and BLAS), AMD EPYC Zen 5, 2 threads, forward +
-// backward: cpu-small 0.475 -> 0.210 ms per layer, baby 68 -> 43 ms; with
-// blocks of 32: 0.218 and 40 ms; of 8: 0.334 and 58 ms.
+// multiplies against the keys its last query can see. For Tq = Tk = 64 blocks
+// of 16 skip 3/8 of the dense work, for 256 almost half. Against BLAS calls on
+// blocks of 64, forward + backward per layer on AMD EPYC Zen 5, 2 threads:
+// cpu-small 0.475 -> 0.210 ms, baby 68 -> 43 ms (blocks of 16 both ways; of 32:
+// 0.218 and 40 ms; of 8: 0.334 and 58 ms).
 //
 // Forward, per head and query block (rows i0..i1, keys 0..visible_end):
 //   scores  = scale * q_block @ k^T                (rows, keys)    scale = 1/sqrt(HS)
@@ -65,7 +66,7 @@ static_assert(kBackwardQueryBlock % kQueryBlock == 0, "a forward block must lie 
 
 // Below this many multiply-adds (B * NH * Tq * Tk * HS, one product) a call runs
 // on the calling thread: waking the team costs more than the work (generation
-// steps, tests). BLAS then decides alone, and stays single-threaded for such sizes.
+// steps, tests).
 inline constexpr int64_t kAttentionParallelWork = int64_t{1} << 18;
 
 struct AttentionShape {
@@ -95,8 +96,8 @@ inline double attention_block_multiply_adds(const AttentionShape& shape, int64_t
   return per_head * static_cast<double>(shape.batch * shape.heads * shape.head_size);
 }
 
-// One (B, NH, T, HS) operand as BLAS reads it: a base pointer, strides for b and
-// h, and the stride between rows (positions), at least HS.
+// One (B, NH, T, HS) operand as the kernels read it: a base pointer, strides for
+// b and h, and the stride between rows (positions), at least HS.
 template <class T>
 struct HeadRows {
   const T* data;
