@@ -12,6 +12,8 @@
 #include <cstring>
 #include <limits>
 
+#include <immintrin.h>
+
 #include "tensor/isa.h"
 
 namespace tg::simd {
@@ -43,6 +45,32 @@ Vector<T> load(const T* from) {
 template <class T>
 void store(T* to, const Vector<T>& vector) {
   std::memcpy(to, &vector, sizeof vector);
+}
+
+// A vector of `value` in every lane.
+template <class T>
+Vector<T> splat(T value) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) return (Vector<T>)_mm512_set1_ps(value);
+  else return (Vector<T>)_mm512_set1_pd(value);
+#else
+  if constexpr (sizeof(T) == 4) return (Vector<T>)_mm256_set1_ps(value);
+  else return (Vector<T>)_mm256_set1_pd(value);
+#endif
+}
+
+// a * b + c rounded once (a fused multiply-add) in every lane, whatever the
+// compiler's contraction of a * b + c would be (GCC forms FMAs at -O2, not at
+// -O1): the same bits in every build, and the same as std::fma on one lane.
+template <class T>
+Vector<T> multiply_add(const Vector<T>& a, const Vector<T>& b, const Vector<T>& c) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) return (Vector<T>)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+  else return (Vector<T>)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+#else
+  if constexpr (sizeof(T) == 4) return (Vector<T>)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+  else return (Vector<T>)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+#endif
 }
 
 namespace lanes {

@@ -16,8 +16,9 @@
 // row, broadcasts kTileRows elements of a and makes kTileRows * kTileVectors
 // vector multiply-adds.
 //
-// Each element of c is one sum over k in order 0..k-1, whatever m and n are
-// and on any thread count: the same numbers wherever it is called.
+// Each element of c is one chain of fused multiply-adds over k in order
+// 0..k-1, whatever m and n are, on any thread count and at any optimisation
+// level: the same numbers wherever it is called.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -60,9 +61,9 @@ void tile(int64_t k, T alpha, const T* a, int64_t a_row_stride, int64_t a_col_st
     for (int v = 0; v < Vectors; ++v) b_row[v] = load(b + p * ldb + v * kLanes<T>);
 #pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) {
-      const T a_value = a[r * a_row_stride + p * a_col_stride];
+      const Vector<T> a_value = simd::splat(a[r * a_row_stride + p * a_col_stride]);
 #pragma GCC unroll 4
-      for (int v = 0; v < Vectors; ++v) sums[r][v] += a_value * b_row[v];
+      for (int v = 0; v < Vectors; ++v) sums[r][v] = simd::multiply_add<T>(a_value, b_row[v], sums[r][v]);
     }
   }
   // beta == 0 ignores what c held, even NaN, as BLAS does.
@@ -73,7 +74,7 @@ void tile(int64_t k, T alpha, const T* a, int64_t a_row_stride, int64_t a_col_st
     for (int v = 0; v < Vectors; ++v) {
       T* out = c + r * ldc + v * kLanes<T>;
       const Vector<T> product = alpha * sums[r][v];
-      store(out, add_c ? product + beta * load(out) : product);
+      store(out, add_c ? simd::multiply_add<T>(simd::splat(beta), load(out), product) : product);
     }
   }
 }
@@ -108,10 +109,10 @@ void last_columns(int64_t m, int64_t columns, int64_t k, T alpha, const T* a, in
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < columns; ++j) {
       T sum = 0;
-      // std::fma, as the tiles' multiply-adds: the same bits as if a tile had computed it.
+      // std::fma, as the tiles' simd::multiply_add: the same bits as if a tile had computed it.
       for (int64_t p = 0; p < k; ++p) sum = std::fma(a[i * a_row_stride + p * a_col_stride], b[p * ldb + j], sum);
       T* out = c + i * ldc + j;
-      *out = beta == T(0) ? alpha * sum : alpha * sum + beta * *out;
+      *out = beta == T(0) ? alpha * sum : std::fma(beta, *out, alpha * sum);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "tensor/random.h"
@@ -108,19 +109,27 @@ TEST_CASE("small_gemm: alpha scales the product and beta adds c; beta 0 ignores 
 
 TEST_CASE("small_gemm: an element's sum is the same bits whatever block of c it is computed in") {
   // Attention multiplies blocks of a head's rows and keys: the same (i, j)
-  // must not depend on which tile (or the one-column path) computes it.
-  Product<float> whole(20, 40, 32, false, 11);
-  whole.run(1.0f, 0.0f);
-  for (const int64_t first_row : {0, 3, 8, 19})
-    for (const int64_t first_col : {0, 5, 16, 39}) {
-      const int64_t rows = std::min<int64_t>(7, whole.m - first_row), cols = std::min<int64_t>(9, whole.n - first_col);
-      std::vector<float> part(static_cast<size_t>(rows * cols));
-      raw::small_gemm(rows, cols, whole.k, 1.0f, whole.a.data() + first_row * whole.k, whole.k, int64_t{1},
-                      whole.b.data() + first_col, whole.ldb, 0.0f, part.data(), cols);
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j)
-          CHECK(part[i * cols + j] == whole.c[(first_row + i) * whole.ldc + first_col + j]);
-    }
+  // must not depend on which tile (or the one-column path) computes it, with
+  // or without beta. The sanitize build (-O1) runs this too, where the
+  // compiler forms no FMA by itself.
+  for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{0.25f, 0.75f}}) {
+    Product<float> whole(20, 40, 32, false, 11);
+    const std::vector<float> c_before = whole.c;
+    whole.run(alpha, beta);
+    for (const int64_t first_row : {0, 3, 8, 19})
+      for (const int64_t first_col : {0, 5, 16, 39}) {
+        const int64_t rows = std::min<int64_t>(7, whole.m - first_row);
+        const int64_t cols = std::min<int64_t>(9, whole.n - first_col);
+        std::vector<float> part(static_cast<size_t>(rows * cols));
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) part[i * cols + j] = c_before[(first_row + i) * whole.ldc + first_col + j];
+        raw::small_gemm(rows, cols, whole.k, alpha, whole.a.data() + first_row * whole.k, whole.k, int64_t{1},
+                        whole.b.data() + first_col, whole.ldb, beta, part.data(), cols);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            CHECK(part[i * cols + j] == whole.c[(first_row + i) * whole.ldc + first_col + j]);
+      }
+  }
 }
 
 TEST_CASE("small_gemm: transpose_rows turns (rows, cols) with strided rows into (cols, rows)") {
