@@ -132,12 +132,12 @@ HeadInputs<T> head_inputs(const HeadRows<T>& q, const HeadRows<T>& k, const Head
 //  - each step (max, exp, sum, scale) runs over all the rows before the next,
 //    so the rows' independent work overlaps instead of waiting, row by row, on
 //    one chain of max -> exp -> sum -> divide.
+inline constexpr int64_t kSoftmaxRowsAtOnce = 16;  // the rows whose steps interleave
 template <class T>
 void causal_softmax_rows(T* scores, int64_t rows, int64_t row_stride, int64_t first_visible, int64_t row_end) {
-  constexpr int64_t kRowsAtOnce = 16;
-  T row_max[kRowsAtOnce], inverse_sum[kRowsAtOnce];
-  for (int64_t first = 0; first < rows; first += kRowsAtOnce) {
-    const int64_t count = std::min(kRowsAtOnce, rows - first);
+  T row_max[kSoftmaxRowsAtOnce], inverse_sum[kSoftmaxRowsAtOnce];
+  for (int64_t first = 0; first < rows; first += kSoftmaxRowsAtOnce) {
+    const int64_t count = std::min(kSoftmaxRowsAtOnce, rows - first);
     T* block = scores + first * row_stride;
     for (int64_t r = 0; r < count; ++r) {
       T* row = block + r * row_stride;
@@ -171,10 +171,9 @@ void causal_softmax_rows(T* scores, int64_t rows, int64_t row_stride, int64_t fi
 template <class T>
 void causal_softmax_backward_rows(const T* weights, T* grad, int64_t rows, int64_t row_stride, int64_t first_visible,
                                   int64_t row_end, T scale) {
-  constexpr int64_t kRowsAtOnce = 16;
-  T dots[kRowsAtOnce];
-  for (int64_t first = 0; first < rows; first += kRowsAtOnce) {
-    const int64_t count = std::min(kRowsAtOnce, rows - first);
+  T dots[kSoftmaxRowsAtOnce];
+  for (int64_t first = 0; first < rows; first += kSoftmaxRowsAtOnce) {
+    const int64_t count = std::min(kSoftmaxRowsAtOnce, rows - first);
     const T* block_weights = weights + first * row_stride;
     T* block_grad = grad + first * row_stride;
     for (int64_t r = 0; r < count; ++r)

@@ -26,17 +26,10 @@ namespace tg::nn {
 // One copy per instruction set (tensor/isa.h).
 inline namespace TG_ISA {
 
-// exp(x) for x = a logit minus its row's maximum or logsumexp, never above 0:
-// clamped below at ln(FLT_MIN) for exp_fast_in_range, whose lack of range checks
-// made GELU 1.65x faster. A logit more than 87 below the row's maximum so gets
-// a probability of 1.2e-38 instead of 0: nothing beside the maximum's own 1.
-template <class T>
-T exp_of_shifted_logit(T x) {
-  const T lower = static_cast<T>(exp_parts::kMinInput);
-  return exp_fast_in_range(x < lower ? lower : x);
-}
-
 // logits (N, V), targets (N) -> logsumexp (N); returns the summed loss over valid rows.
+// The exps' arguments (a logit minus its row's maximum, or its logsumexp in the
+// backward) are never above 0; exp_fast_clamped gives a logit more than 87 below
+// the maximum a probability of 1.2e-38 instead of 0, nothing beside the maximum's own 1.
 // Not raw::log_softmax: only logsumexp is kept, never an (N, V) output, and each
 // row sums in float, the loss over rows in double (the policy: tensor/softmax.h).
 template <class T>
@@ -51,7 +44,7 @@ double cross_entropy_forward_kernel(const T* logits, const int64_t* targets, T* 
     const T row_max = simd::max_of(logits_row, classes);
     T sum = 0;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < classes; ++j) sum += exp_of_shifted_logit(logits_row[j] - row_max);
+    for (int64_t j = 0; j < classes; ++j) sum += exp_fast_clamped(logits_row[j] - row_max);
     logsumexp[row] = row_max + std::log(sum);
     if (targets[row] != ignore_index) row_loss[row] = logsumexp[row] - logits_row[targets[row]];
   }
@@ -76,7 +69,7 @@ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, cons
     const T row_logsumexp = logsumexp[row];
 #pragma omp simd
     for (int64_t j = 0; j < classes; ++j)
-      dlogits_row[j] = exp_of_shifted_logit(logits_row[j] - row_logsumexp) * dloss_per_row;
+      dlogits_row[j] = exp_fast_clamped(logits_row[j] - row_logsumexp) * dloss_per_row;
     dlogits_row[targets[row]] -= dloss_per_row;
   }
 }

@@ -51,6 +51,14 @@ TEST_CASE("exp_fast_in_range gives exp_fast's bits everywhere in its range, ln(F
   CHECK(tg::exp_fast_in_range(tg::exp_parts::kMinInput) == tg::exp_fast(tg::exp_parts::kMinInput));
 }
 
+TEST_CASE("exp_fast_clamped: exp_fast inside its range, the range's ends outside, NaN as NaN") {
+  CHECK(tg::exp_fast_clamped(-3.5f) == tg::exp_fast(-3.5f));
+  CHECK(tg::exp_fast_clamped(-1000.0f) == tg::exp_fast(tg::exp_parts::kMinInput));
+  CHECK(tg::exp_fast_clamped(1000.0f) == tg::exp_fast(88.0f));
+  CHECK(tg::exp_fast_clamped(1000.0f, 80.0f) == tg::exp_fast(80.0f));
+  CHECK(std::isnan(tg::exp_fast_clamped(std::numeric_limits<float>::quiet_NaN())));
+}
+
 TEST_CASE("exp_fast for double is std::exp") {
   CHECK(tg::exp_fast(1.5) == std::exp(1.5));
 }
