@@ -218,17 +218,19 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
   const int64_t batch_heads = shape.batch * shape.heads;
   const int64_t keys = shape.keys, channels = shape.channels(), head_size = shape.head_size;
   const T scale = static_cast<T>(1) / std::sqrt(static_cast<T>(head_size));
+  // A generation step (one query, nothing saved): no products, no transposed k.
+  const bool one_query_steps = std::is_same_v<T, float> && shape.queries == 1 && !weights;
 #pragma omp parallel if (shape.worth_parallel())
   {
     std::vector<T> scratch(weights ? 0 : kQueryBlock * keys);
-    std::vector<T> k_transposed(head_size * keys);  // (HS, Tk)
+    std::vector<T> k_transposed(one_query_steps ? 0 : head_size * keys);  // (HS, Tk)
 #pragma omp for schedule(static)
     for (int64_t batch_head = 0; batch_head < batch_heads; ++batch_head) {
       const int64_t b = batch_head / shape.heads, h = batch_head % shape.heads;
       const HeadInputs<T> in = head_inputs(q, k, v, b, h);
       T* y_head = y + shape.head_start(b, h, shape.queries);  // rows C apart
       if constexpr (std::is_same_v<T, float>) {
-        if (shape.queries == 1 && !weights) {  // a generation step: one row, two matrix-vector products
+        if (one_query_steps) {  // a generation step: one row, two matrix-vector products
           attend_one_query(in.q, in.k, in.v, keys, head_size, k.row_stride, v.row_stride, scratch.data(), y_head);
           continue;
         }
