@@ -1,5 +1,6 @@
 // Loads a tinygpt checkpoint and prints the model's next-token distribution
-// after a prompt: the five likeliest tokens and their probabilities.
+// after a prompt: the five likeliest tokens and their probabilities, one line
+// each, a token quoted with its control characters escaped ('\n', '\t').
 //
 //   next_token out/best.safetensors "ROMEO:"
 #include <algorithm>
@@ -37,11 +38,12 @@ int main(int argc, char** argv) {
 
     std::vector<int64_t> order(static_cast<size_t>(model.config().vocab_size));
     std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
-    for (int rank = 0; rank < 5; ++rank) {
+    const int64_t shown = std::min<int64_t>(5, model.config().vocab_size);  // a vocabulary may have fewer than 5
+    std::partial_sort(order.begin(), order.begin() + shown, order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+    for (int64_t rank = 0; rank < shown; ++rank) {
       const int64_t id = order[static_cast<size_t>(rank)];
-      std::printf("%5.1f%%  id %-6lld %s\n", 100.0 * p[id], static_cast<long long>(id),
-                  tokenizer.decode(std::vector<int64_t>{id}).c_str());
+      // display() writes a newline token as \n: printed raw, it would break the table. The quotes show a space.
+      std::printf("%5.1f%%  id %-6lld '%s'\n", 100.0 * p[id], static_cast<long long>(id), tokenizer.display(id).c_str());
     }
   } catch (const std::exception& error) {
     std::cerr << "next_token: " << error.what() << "\n";

@@ -29,7 +29,14 @@ grep -q "^trained 60 steps, best val loss " "$work/out" || fail "train_tiny: $(c
   || fail "next_token: $(cat "$work/err")"
 [[ $(grep -c "%  id " "$work/out") -eq 5 ]] || fail "next_token: expected 5 lines: $(cat "$work/out")"
 # 60 steps on one repeated line learn it: after "to b" comes "e".
-head -1 "$work/out" | grep -q " e$" || fail "next_token: the likeliest token after 'to b' is not 'e': $(cat "$work/out")"
+head -1 "$work/out" | grep -q " 'e'$" || fail "next_token: the likeliest token after 'to b' is not 'e': $(cat "$work/out")"
+# A newline token is shown as '\n' and keeps the table at 5 lines (printed raw, it broke a line in two).
+for _ in $(seq 200); do echo "abcdef"; done >"$work/lines.txt"
+"$work/examples/train_tiny" "$work/lines.txt" "$work/lines" >/dev/null 2>"$work/err" || fail "train_tiny: $(cat "$work/err")"
+"$work/examples/next_token" "$work/lines/best.safetensors" "abcdef" >"$work/out" 2>"$work/err" \
+  || fail "next_token: $(cat "$work/err")"
+[[ $(wc -l <"$work/out") -eq 5 ]] && head -1 "$work/out" | grep -qF "'\n'" \
+  || fail "next_token: after 'abcdef' the likeliest token is not shown as '\\n' in a 5-line table: $(cat "$work/out")"
 "$work/examples/next_token" "$work/run/missing.safetensors" "x" >/dev/null 2>"$work/err"
 [[ $? -eq 1 ]] && grep -q "missing.safetensors" "$work/err" || fail "next_token on a missing file: $(cat "$work/err")"
 
