@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
 """Keeps README.md and docs/ true to what tinygpt does.
 
-Two kinds of text in the Markdown files are checked against the program:
+Three kinds of text in the Markdown files are checked against the program:
 
 1. Every `tinygpt ...` command quoted in a fenced code block must name a
    subcommand that exists and only flags that subcommand takes (as its --help
    lists them). Commands joined with a trailing backslash count as one line.
 
-2. Excerpts of output are fenced blocks right after a marker comment naming the
-   command that prints them, run from the project root with the built tinygpt
-   first on PATH:
+2. Every quoted command runs as written after README's first command: it calls
+   a bare `tinygpt` (never build/release/cli/tinygpt or another path), and
+   README puts the build's cli/ directory on PATH in the code block right
+   after that first command, with the line scripts/run.sh prints at its end:
+
+       export PATH="$PWD/build/release/cli:$PATH"
+
+3. Excerpts of output are fenced blocks right after a marker comment naming the
+   command that prints them, run from the project root with the directory of
+   the tinygpt being checked (--tinygpt) first on PATH, as README's PATH line
+   puts the release build's there:
 
        <!-- output: tinygpt sample --ckpt runs/shakespeare-char --prompt "ROMEO:" ... -->
        ```
@@ -30,7 +38,8 @@ usage:
 
 The default tinygpt is build/release/cli/tinygpt. The excerpts read
 ../shared/data (the corpus, GPT-2's BPE); a full refresh retrains
-runs/shakespeare-char first, as `bash scripts/run.sh` does (about 100 s).
+runs/shakespeare-char first, as `bash scripts/run.sh` does (about 40 s on
+2 cores).
 """
 import argparse
 import os
@@ -85,9 +94,10 @@ LAUNCHERS = {"mpirun", "time", "env", "exec"}
 
 
 def tinygpt_invocations(line):
-    """(subcommand or None, flags) for each tinygpt run on a shell line: where
-    tinygpt (or a path ending in /tinygpt) is the command of a pipeline stage,
-    after any VAR=value settings and a launcher such as mpirun."""
+    """(subcommand or None, flags, program) for each tinygpt run on a shell
+    line: where tinygpt (or a path ending in /tinygpt) is the command of a
+    pipeline stage, after any VAR=value settings and a launcher such as mpirun;
+    program is the word that names it ("tinygpt" or the path)."""
     found = []
     for stage in SEPARATORS.split(line):
         try:
@@ -108,7 +118,7 @@ def tinygpt_invocations(line):
             rest.append(word)
         subcommand = rest[0] if rest and not rest[0].startswith("-") else None
         flags = [word.split("=")[0] for word in rest if word.startswith("--")]
-        found.append((subcommand, flags))
+        found.append((subcommand, flags, words[0]))
     return found
 
 
@@ -136,15 +146,38 @@ def check_commands(program, path, lines, counts):
             # with a tinygpt command counts there.
             if info not in SHELL_BLOCKS and not (invocations and tinygpt_invocations(SEPARATORS.split(line)[0])):
                 continue
-            for subcommand, flags in invocations:
+            for subcommand, flags, called in invocations:
                 counts["commands"] += 1
                 known = program.flags_of(subcommand)
                 where = f"{path.relative_to(ROOT)}: `{line.strip()}`"
+                if called != "tinygpt":
+                    problems.append(f"{where}: calls {called}; write a bare `tinygpt` "
+                                    f"(README's `{PATH_LINE}` puts it on PATH)")
                 if known is None:
                     problems.append(f"{where}: no subcommand '{subcommand}'")
                     continue
                 problems += [f"{where}: `tinygpt {subcommand or ''}` has no flag {flag}"
                              for flag in flags if flag not in known]
+    return problems
+
+
+PATH_LINE = 'export PATH="$PWD/build/release/cli:$PATH"'
+FIRST_COMMAND = "bash scripts/run.sh"
+
+
+def check_path_line(lines):
+    """README's first command, then the PATH line (which names where the release
+    build puts tinygpt) in the next code block; and scripts/run.sh prints it."""
+    problems = []
+    blocks = [lines[first:end] for first, end in fenced_blocks(lines)]
+    commands = [[line.strip() for line in block if line.strip()] for block in blocks]
+    if not commands or commands[0] != [FIRST_COMMAND]:
+        problems.append(f"README.md: the first code block is not `{FIRST_COMMAND}` alone")
+    elif len(commands) < 2 or commands[1] != [PATH_LINE]:
+        problems.append(f"README.md: the code block after `{FIRST_COMMAND}` is not `{PATH_LINE}` alone")
+    if not any(PATH_LINE in line and re.match(r"\s*(echo|printf)\b", line)
+               for line in (ROOT / "scripts/run.sh").read_text().split("\n")):
+        problems.append(f"scripts/run.sh: does not print `{PATH_LINE}` as README says it does")
     return problems
 
 
@@ -177,6 +210,8 @@ def main():
     for path in markdown_files():
         lines = path.read_text().split("\n")
         problems += check_commands(program, path, lines, counts)
+        if path.name == "README.md" and path.parent == ROOT:
+            problems += check_path_line(lines)
         changed = False
         ordinal = 0
         while True:  # in order (a later excerpt may read what an earlier one's command wrote)
