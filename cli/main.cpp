@@ -1,12 +1,17 @@
 // tinygpt: train, sample, tokenize, ... Every subcommand has --help.
 // Errors end the program with one readable line on stderr and an exit code:
-// 0 success, 1 runtime error, 2 usage error (cli/usage_errors.h).
+// 0 success, 1 runtime error, 2 usage error (cli/usage_errors.h); a training run
+// stopped by Ctrl-C or SIGTERM saves, then exits 130 or 143 (cli/stop_signals.h).
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <iostream>
+#include <string>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/stop_signals.h"
 #include "cli/usage_errors.h"
 #include "cli/version.h"
 #include "distributed/job.h"
@@ -15,11 +20,25 @@
 
 namespace {
 
+// The library's errors start with the function that raised them ("map_safetensors: ...");
+// a user reads what was being done instead.
+std::string in_plain_words(std::string message) {
+  static constexpr std::pair<const char*, const char*> kPlainWords[] = {
+      {"map_safetensors: ", "cannot load "},   {"load_safetensors: ", "cannot load "},
+      {"save_safetensors: ", ""},             {"load_hf_gpt2: ", "GPT-2 weights: "},
+      {"walk_through: ", "explain: "},         {"GPTConfig: ", "model config: "},
+  };
+  for (const auto& [internal, plain] : kPlainWords)
+    if (message.rfind(internal, 0) == 0) return plain + message.substr(std::char_traits<char>::length(internal));
+  return message;
+}
+
 // Reports a runtime error. In a job of several ranks the line names the rank,
 // and the whole job is ended (the other ranks may be waiting for this one);
 // an error every rank raised alike (dist::JobError) is reported by rank 0 alone
 // and every rank exits in order.
-int report_error(const std::string& message, bool every_rank_raised_it) {
+int report_error(const std::string& library_message, bool every_rank_raised_it) {
+  const std::string message = in_plain_words(library_message);
   tg::dist::Communicator* job = tg::dist::joined_job();
   if (!job || job->size() == 1) {
     std::cerr << "tinygpt: error: " << message << "\n";
@@ -69,6 +88,8 @@ int main(int argc, char** argv) {
     return app.exit(help);
   } catch (const CLI::CallForVersion& version) {
     return app.exit(version);
+  } catch (const tg::cli::StoppedBySignal& stopped) {
+    return stopped.exit_code();
   } catch (const CLI::ParseError& error) {
     // One line, like every other error (CLI11's exit() would add a second one).
     std::cerr << "tinygpt: error: " << tg::cli::usage_error_message(app, error) << "\n";
@@ -76,6 +97,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return report_error("out of memory: the run needs more memory than this machine could give it "
                         "(a smaller model, batch or context needs less)", false);
+  } catch (const std::filesystem::filesystem_error& error) {
+    // The library's own words are "filesystem error: status: ..."; ours name the path and the reason.
+    return report_error("cannot use '" + error.path1().string() + "': " + error.code().message(), false);
   } catch (const tg::dist::JobError& error) {
     return report_error(error.what(), true);
   } catch (const std::exception& error) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli/data_paths.h"
+#include "cli/usage_errors.h"
 #include "models/checkpoint.h"
 #include "models/data.h"
 #include "models/hf_gpt2.h"
@@ -42,6 +43,9 @@ LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* c
 }
 
 LoadedModel from_weights(const ModelSourceArguments& arguments, const char* command) {
+  check(std::filesystem::is_directory(arguments.weights), command, ": --weights ", arguments.weights,
+        " is not a directory; it takes a GPT-2 in the Hugging Face layout (config.json and model.safetensors, as "
+        "the openai-community/gpt2 repository publishes them; docs/gpt2_weights.md says how to get them)");
   LoadedModel loaded;
   loaded.model = load_hf_gpt2(arguments.weights);
   // A char-level model that tinygpt exported carries its characters beside the weights.
@@ -99,6 +103,10 @@ void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments
   auto* weights = command.add_option("--weights", arguments.weights,
                                      "GPT-2 in the Hugging Face layout: DIR with config.json and model.safetensors");
   checkpoint->excludes(weights);
+  command.add_option("-m,--model", arguments.model,
+                     "Either of the two, told apart by what the path holds (llama.cpp's -m)")
+      ->excludes(checkpoint)
+      ->excludes(weights);
   command.add_option("--vocab", arguments.vocab,
                      "GPT-2 BPE files (encoder.json, vocab.bpe) for --weights or a GPT-2 --config "
                      "(default: ../shared/data/gpt2)");
@@ -115,9 +123,16 @@ void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments
                      "Corpus whose characters make a fresh char-level model's vocabulary (default: tiny Shakespeare)");
 }
 
-LoadedModel load_model(const ModelSourceArguments& arguments, const char* command) {
+LoadedModel load_model(const ModelSourceArguments& given, const char* command) {
+  ModelSourceArguments arguments = given;
+  if (!arguments.model.empty()) {
+    (is_hf_gpt2_directory(arguments.model) ? arguments.weights : arguments.checkpoint) = arguments.model;
+  }
   const int sources = !arguments.checkpoint.empty() + !arguments.weights.empty() + !arguments.config.empty();
-  check(sources == 1, command, ": give one of --ckpt DIR", arguments.fresh_models ? ", --weights DIR or --config NAME" : " or --weights DIR");
+  check_usage(sources == 1, "give a model: --ckpt DIR (a tinygpt run or checkpoint)",
+              arguments.fresh_models ? ", --weights DIR (GPT-2 in the Hugging Face layout) or --config NAME (a fresh "
+                                       "preset)"
+                                     : " or --weights DIR (GPT-2 in the Hugging Face layout)");
   LoadedModel loaded = !arguments.checkpoint.empty() ? from_checkpoint(arguments, command)
                        : !arguments.weights.empty()  ? from_weights(arguments, command)
                                                      : from_preset(arguments, command);

@@ -1,5 +1,6 @@
 // Where a command gets its model and tokenizer from, the same flags everywhere:
 //
+//   -m, --model PATH  either of the next two, told apart by what PATH holds
 //   --ckpt PATH       a tinygpt checkpoint file or training directory (char-level
 //                     models carry their vocabulary)
 //   --weights DIR     a GPT-2 in the Hugging Face layout (models/hf_gpt2.h), with
@@ -24,6 +25,7 @@
 namespace tg::cli {
 
 struct ModelSourceArguments {
+  std::string model;  // -m: a checkpoint or a Hugging Face directory, whichever the path holds
   std::string checkpoint;
   std::string weights;
   std::string vocab;

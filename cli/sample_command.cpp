@@ -2,6 +2,10 @@
 //
 //   tinygpt sample --ckpt out/shakespeare --prompt "ROMEO:" --tokens 300 --temperature 0.8 --top-k 40
 //   tinygpt sample --weights gpt2/ --prompt "The meaning of life is" --tokens 50 --top-p 0.9
+//   tinygpt sample -m out/shakespeare -p "ROMEO:" -n 100 -s 7 --temperature 0   (llama.cpp's short flags; 0 = greedy)
+//
+// Without --seed every call draws a new seed and prints it on stderr, so a sample
+// can be made again.
 //
 // stdout gets the prompt and its continuation, streamed as the tokens come, and
 // nothing else (so it can be piped); what was loaded and any notes go to stderr.
@@ -9,6 +13,7 @@
 
 #include <iostream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <memory>
 #include <string>
@@ -87,6 +92,11 @@ void write_sample(GPT& model, const tokenizer::TextTokenizer& tokenizer, const s
 
 void run_sample(const CLI::App& command, SampleArguments arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  // --temperature 0 is greedy, as in llama.cpp and the OpenAI API.
+  if (arguments.generation.sampling.temperature == 0) {
+    arguments.generation.sampling.greedy = true;
+    arguments.generation.sampling.temperature = 1;
+  }
   arguments.generation.sampling.validate();  // before anything is printed
   const std::string text = prompt_text(command, arguments);
   const LoadedModel loaded = load_model(arguments.source, "sample");
@@ -94,7 +104,11 @@ void run_sample(const CLI::App& command, SampleArguments arguments) {
   const std::vector<int64_t> prompt = encode_prompt(*loaded.tokenizer, text);
   std::cerr << "sample: " << loaded.description << ": " << config.n_layer << " layers, " << config.n_embd
             << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << "; prompt "
-            << prompt.size() << " tokens; " << (arguments.no_cache ? "no KV cache" : "KV cache") << "\n";
+            << prompt.size() << " tokens; " << (arguments.no_cache ? "no KV cache" : "KV cache");
+  if (!arguments.generation.sampling.greedy)
+    std::cerr << "; seed " << arguments.generation.seed
+              << (command.count("--seed") ? "" : " (drawn at random: --seed repeats it)");
+  std::cerr << "\n";
   // Said before the text, not in the middle of it.
   const int64_t longest = static_cast<int64_t>(prompt.size()) + arguments.tokens;
   if (longest > config.block_size) {
@@ -125,18 +139,18 @@ void add_sample_command(CLI::App& app) {
   SamplingOptions& sampling = arguments->generation.sampling;
   CLI::App* command = app.add_subcommand("sample", "Continue a prompt with a trained checkpoint or GPT-2 weights");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
-  command->add_option("--prompt", arguments->prompt, "Text to continue (default: a newline; - reads standard input)");
+  command->add_option("-p,--prompt", arguments->prompt, "Text to continue (default: a newline; - reads standard input)");
   command->add_option("--prompt-file", arguments->prompt_file, "Continue the text of this file");
-  command->add_option("--tokens", arguments->tokens, "Tokens to generate at most (GPT-2 models stop at <|endoftext|>)")
+  command->add_option("-n,--tokens", arguments->tokens, "Tokens to generate at most (GPT-2 models stop at <|endoftext|>)")
       ->capture_default_str()
       ->check(integer_in(1, kMaxTokens));
   command->add_option("--stop", arguments->stop, "End a sample when its text contains this");
   command->add_option("--num-samples", arguments->samples, "Samples to write, the seed + 1 for each next one")
       ->capture_default_str()
       ->check(integer_in(1, 1000));
-  command->add_option("--temperature", sampling.temperature, "Divide the logits by this (> 0)")
+  command->add_option("--temperature", sampling.temperature, "Divide the logits by this (0: greedy)")
       ->capture_default_str()
-      ->check(positive_number());
+      ->check(non_negative_number());
   command->add_option("--top-k", sampling.top_k, "Sample among the K most likely tokens only (0 = all)")
       ->capture_default_str()
       ->check(non_negative_integer());
@@ -147,11 +161,14 @@ void add_sample_command(CLI::App& app) {
                       "Make tokens already in the text less likely (> 1) or more likely (< 1)")
       ->capture_default_str()
       ->check(positive_number());
-  command->add_option("--seed", arguments->generation.seed, "Seed of the sampling")->capture_default_str();
+  command->add_option("-s,--seed", arguments->generation.seed, "Seed of the sampling (default: drawn at random)");
   command->add_flag("--greedy", sampling.greedy, "Always take the most likely token");
   command->add_flag("--no-cache", arguments->no_cache, "Re-run the whole window for every token (no KV cache)");
-  command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
-  command->callback([command, arguments] { run_sample(*command, *arguments); });
+  command->add_option("-t,--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
+  command->callback([command, arguments] {
+    if (!command->count("--seed")) arguments->generation.seed = std::random_device{}();
+    run_sample(*command, *arguments);
+  });
 }
 
 }  // namespace tg::cli

@@ -2,13 +2,17 @@
 //
 //   tinygpt train --data input.txt --config cpu-small --iters 2000 --out out/shakespeare
 //   tinygpt train --out out/shakespeare --resume --iters 4000   (continue, then extend)
+//   tinygpt train --config-file run.toml --iters 100   (flags from a file; the command line wins)
 //   tinygpt train --data input.txt --tokenizer gpt2 --config baby --out out/bpe   (GPT-2's BPE, in memory)
 //   tinygpt train --data data/owt --config gpt2 --grad-accum 8 --checkpoint-activations   (tinygpt prepare's output)
 //   tinygpt train --init-from gpt2/ --data data/mytext --lr 3e-5 --iters 200   (fine-tune GPT-2's weights)
 //   mpirun -np 4 --hostfile hosts tinygpt train --data data/owt --config gpt2   (data parallel, distributed/)
 //
 // What it writes is described in models/checkpoint.h and models/train_log.h;
-// docs/training.md walks through a run.
+// docs/training.md walks through a run. A run is never overwritten or silently
+// changed: a new run into a directory that holds one needs --overwrite, and a
+// resumed run continues on the data its checkpoint records unless told
+// otherwise (--allow-new-data). Ctrl-C saves before it stops (cli/stop_signals.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,11 +30,13 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/config_file.h"
 #include "tensor/gemm_bf16.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
 #include "cli/model_source.h"
+#include "cli/stop_signals.h"
 #include "distributed/job.h"
 #include "inspect/profile_table.h"
 #include "models/checkpoint.h"
@@ -55,6 +61,9 @@ struct TrainArguments {
   std::string out = "out";
   std::string log;
   bool resume = false;
+  bool overwrite = false;       // a new run may replace the one in --out
+  bool allow_new_data = false;  // a resumed run may continue on other data than its checkpoint records
+  std::string config_file;      // --config-file: flags from a TOML file
   bool checkpoint_activations = false;
   std::string dtype = "float32";  // of the Linear products: float32, or bf16 (mixed precision)
   bool profile = false;
@@ -75,6 +84,28 @@ std::string flag_of(const TrainSetting& setting) {
   std::string flag = std::string("--") + setting.key;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;
+}
+
+// TrainSettings::validate's complaint about a flag's value is a usage error (exit code 2).
+void validate_flags(const TrainSettings& settings) {
+  try {
+    settings.validate();
+  } catch (const Error& error) {
+    std::string message = error.what();
+    if (message.rfind("train: ", 0) == 0) message.erase(0, 7);  // usage_error_message names the command
+    throw CLI::ValidationError(message);
+  }
+}
+
+// --config names a preset: a near miss ("cpu_small") gets the name it was meant to be.
+void check_preset_name(const std::string& name) {
+  const std::vector<std::string> presets = GPTConfig::preset_list();
+  if (std::find(presets.begin(), presets.end(), name) != presets.end()) return;
+  std::string known;
+  for (const std::string& preset : presets) known += (known.empty() ? "" : ", ") + preset;
+  const std::string suggestion = closest_name(name, presets);
+  check_usage(false, "--config ", name, " is not a model preset", suggestion.empty() ? "" : "; did you mean ",
+              suggestion, suggestion.empty() ? "" : "?", " (presets: ", known, ")");
 }
 
 // Flags that shape the model itself: a fine-tuned model has its initial model's.
@@ -104,6 +135,7 @@ void apply_run_overrides(const CLI::App& command, const TrainArguments& argument
 }
 
 GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments) {
+  check_preset_name(arguments.preset);
   // The vocabulary size is set from the corpus later; 1 stands in for it here.
   GPTConfig config = GPTConfig::preset_named(arguments.preset, 1);
   if (command.count("--layers")) config.n_layer = arguments.layers;
@@ -126,35 +158,61 @@ std::string count_of(int64_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-template <class Value>
-std::string text_of(const Value& value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-// "cpu-small", or "cpu-small with 1 layer, 32 channels" when flags changed the preset.
+// "cpu-small", or "cpu-small changed by --layers, --dims" when flags changed the preset (the
+// values follow on the same line, once).
 std::string model_description(const CLI::App& command, const GPTConfig& config) {
-  std::vector<std::string> changes;
-  if (command.count("--layers")) changes.push_back(count_of(config.n_layer, "layer"));
-  if (command.count("--heads")) changes.push_back(count_of(config.n_head, "head"));
-  if (command.count("--dims")) changes.push_back(count_of(config.n_embd, "channel"));
-  if (command.count("--block-size")) changes.push_back("block " + text_of(config.block_size));
-  if (command.count("--batch-size")) changes.push_back("batch " + text_of(config.batch_size));
-  if (command.count("--dropout")) changes.push_back("dropout " + text_of(config.dropout));
-  if (command.count("--positional")) changes.push_back(text_of(positional_encoding_name(config.positional)) + " positions");
   std::string text = config.preset;
-  for (size_t i = 0; i < changes.size(); ++i) text += (i == 0 ? " with " : ", ") + changes[i];
+  int changes = 0;
+  for (const char* flag : kModelFlags)
+    if (std::string(flag) != "--config" && command.count(flag)) text += (changes++ == 0 ? " changed by " : ", ") + std::string(flag);
   return text;
 }
 
-// A resumed run keeps the checkpoint's settings except those given on the command line.
+// A resumed run keeps the checkpoint's settings except those given on the command line;
+// a new --lr brings its own --min-lr (lr / 10) unless that is given too.
 void apply_training_overrides(const CLI::App& command, const TrainArguments& arguments, TrainSettings& settings) {
   for (const TrainSetting& setting : kTrainSettings) {
     if (setting.resumable && command.count(flag_of(setting)))
       std::visit([&](auto member) { settings.*member = arguments.settings.*member; }, setting.member);
   }
-  settings.validate();
+  if (command.count("--lr") && !command.count("--min-lr")) settings.min_lr = -1;
+  validate_flags(settings);
+  settings.resolve_defaults();
+}
+
+// The settings of a new run: the flags, with the peak lr of the model's preset unless --lr is given
+// (a twentieth of it when fine-tuning, as nanoGPT's 3e-5 for GPT-2 124M).
+TrainSettings new_run_settings(const CLI::App& command, const TrainArguments& arguments, const std::string& preset,
+                               bool fine_tuning) {
+  TrainSettings settings = arguments.settings;
+  if (!command.count("--lr")) settings.lr = GPTConfig::preset_learning_rate(preset) / (fine_tuning ? 20 : 1);
+  validate_flags(settings);
+  settings.resolve_defaults();
+  return settings;
+}
+
+// What changing --iters on resume does to the schedule, said before the run goes on: the cosine
+// ends where it always did (--decay-iters), so a longer run holds min_lr from there.
+void explain_schedule_change(std::ostream& out, const CLI::App& command, const TrainSettings& before,
+                             const TrainSettings& after, int64_t step) {
+  if (!command.count("--iters") || before.iters == after.iters) return;
+  if (command.count("--decay-iters")) {
+    nn::CosineSchedule old_schedule{before.lr, before.min_lr, std::min(before.warmup, before.decay_iters),
+                                    before.decay_iters};
+    nn::CosineSchedule new_schedule{after.lr, after.min_lr, std::min(after.warmup, after.decay_iters),
+                                    after.decay_iters};
+    out << "note: --decay-iters " << after.decay_iters << " moves the end of the cosine from step "
+        << before.decay_iters << ": the learning rate at step " << step << " goes from " << old_schedule.at(step)
+        << " to " << new_schedule.at(step) << "\n";
+    return;
+  }
+  if (after.iters > after.decay_iters)
+    out << "note: --iters " << after.iters << " runs past the end of this run's cosine at step " << after.decay_iters
+        << ": from there the learning rate holds at --min-lr " << after.min_lr << " (give --decay-iters "
+        << after.iters << " to stretch the cosine over the new length instead)\n";
+  else
+    out << "note: --iters " << after.iters << " ends the run before its cosine does (at step " << after.decay_iters
+        << "): the learning rate will not have reached --min-lr " << after.min_lr << "\n";
 }
 
 std::string millions(int64_t count) {
@@ -183,7 +241,7 @@ std::optional<tokenizer::TextTokenizer> named_tokenizer(const TrainArguments& ar
 // without it, with the tokenizer of the model the run continues (`model_tokenizer`),
 // or character by character. A directory is a dataset from tinygpt prepare.
 TrainingData training_data(const CLI::App& command, const TrainArguments& arguments, const std::string& path,
-                           const tokenizer::TextTokenizer* model_tokenizer) {
+                           const tokenizer::TextTokenizer* model_tokenizer, const std::string& model_words) {
   if (std::filesystem::is_directory(path)) {
     check(!command.count("--tokenizer") && !command.count("--vocab"), "train: --data ", path,
           " is a prepared dataset, which carries its own tokenizer: drop --tokenizer/--vocab");
@@ -193,7 +251,18 @@ TrainingData training_data(const CLI::App& command, const TrainArguments& argume
   const std::string text = read_text_file(path);
   std::optional<tokenizer::TextTokenizer> tokenizer = named_tokenizer(arguments);
   if (!tokenizer && model_tokenizer && !command.count("--tokenizer")) tokenizer = *model_tokenizer;
-  TrainingData data = tokenizer ? tokenized_text_data(text, std::move(*tokenizer)) : char_level_data(text);
+  const bool model_vocabulary = tokenizer && model_tokenizer && !command.count("--tokenizer");
+  TrainingData data = [&] {
+    if (!tokenizer) return char_level_data(text);
+    try {
+      return tokenized_text_data(text, std::move(*tokenizer));
+    } catch (const Error& error) {
+      // A char model cannot encode a character it never saw: say whose vocabulary it is.
+      if (!model_vocabulary) throw;
+      fail("train: --data ", path, " cannot be encoded with the vocabulary of ", model_words, ": ", error.what());
+    }
+  }();
+  data.source = text_source(path, text);
   data.description = path + " (" + std::to_string(text.size()) + " bytes, " + data.tokenizer.kind() +
                      " tokenizer of " + std::to_string(data.tokenizer.vocab_size()) + " tokens, encoded in memory)";
   return data;
@@ -224,8 +293,95 @@ LoadedModel initial_model(const TrainArguments& arguments) {
   return loaded;
 }
 
+namespace fs = std::filesystem;
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  return fs::exists(a, error) && fs::exists(b, error) && fs::equivalent(a, b, error);
+}
+
+// A new run writes its checkpoints and log into --out: a directory that holds a run is
+// kept unless --overwrite says to replace it; an existing --log file likewise.
+void check_outputs_are_free(const TrainArguments& arguments, const std::string& metrics_path) {
+  for (const char* name : {kLatestCheckpointFile, kBestCheckpointFile}) {
+    const fs::path checkpoint = fs::path(arguments.out) / name;
+    check_usage(arguments.overwrite || !fs::exists(checkpoint), "--out ", arguments.out, " already holds a run (",
+                checkpoint.string(), "); continue it with --resume, or replace it with --overwrite");
+  }
+  std::error_code error;
+  check_usage(arguments.overwrite || arguments.log.empty() || !fs::exists(arguments.log, error) ||
+                  fs::file_size(arguments.log, error) == 0,
+              "--log ", metrics_path, " already exists; give another file, or replace it with --overwrite");
+}
+
+// No output may land on an input or on another output: a log written over the corpus or a
+// checkpoint would destroy it.
+void check_outputs_apart(const TrainArguments& arguments, const std::string& data_path, const std::string& metrics_path) {
+  const fs::path log = metrics_path;
+  for (const char* name : {kLatestCheckpointFile, kBestCheckpointFile}) {
+    const fs::path checkpoint = fs::path(arguments.out) / name;
+    check_usage(log.lexically_normal() != checkpoint.lexically_normal() && !same_file(log, checkpoint), "--log ",
+                metrics_path, " is the run's checkpoint ", checkpoint.string(), "; give the log another name");
+  }
+  check_usage(!same_file(log, data_path), "--log ", metrics_path, " is the --data file; writing the log would "
+              "destroy the corpus");
+  std::error_code error;
+  if (fs::is_directory(data_path, error)) {
+    const fs::path parent = fs::absolute(log, error).parent_path();
+    check_usage(!same_file(parent, data_path), "--log ", metrics_path, " is inside the prepared dataset ", data_path,
+                ", whose files the run reads; write the log elsewhere");
+    check_usage(!same_file(arguments.out, data_path), "--out ", arguments.out, " is the prepared dataset --data ",
+                data_path, "; write the run elsewhere");
+  }
+}
+
+// --overwrite: the old run's files go before the new run writes its first, so nothing of it
+// (a best.safetensors the new run never beats, a log's lines) survives to be taken for the new one's.
+void remove_previous_run(const TrainArguments& arguments, const std::string& metrics_path, std::ostream& out) {
+  int removed = 0;
+  for (const fs::path& path : {fs::path(arguments.out) / kLatestCheckpointFile,
+                              fs::path(arguments.out) / kBestCheckpointFile, fs::path(metrics_path)})
+    removed += fs::remove(path) ? 1 : 0;
+  if (removed > 0) out << "--overwrite: removed the previous run's files in " << arguments.out << "\n";
+}
+
+// Where a resumed run's data is: --data, else the path its checkpoint records.
+std::string resumed_data_path(const TrainArguments& arguments, const Checkpoint& checkpoint) {
+  if (!arguments.data.empty()) return arguments.data;
+  check(checkpoint.header.data.has_value(), "train --resume: ", checkpoint.path,
+        " does not record its data (an older tinygpt wrote it); give --data with the corpus the run trained on");
+  const std::string& path = checkpoint.header.data->path;
+  check(fs::exists(path), "train --resume: the run's data ", path,
+        " is gone; give --data with the same corpus where it now lies");
+  return path;
+}
+
+// A resumed run continues on the data it trained on: other data (another file, or the file
+// changed since) is refused unless --allow-new-data says so.
+// Returns the note to print once the run has started, or "".
+std::string check_resumed_data(const CLI::App& command, const TrainArguments& arguments, const Checkpoint& checkpoint,
+                               const TrainingData& data) {
+  const std::optional<DataSource>& recorded = checkpoint.header.data;
+  if (!recorded)
+    return "note: " + checkpoint.path + " does not record its data (an older tinygpt wrote it): --data " +
+           arguments.data + " is taken as the run's own, unchecked\n";
+  if (!data.source || recorded->same_data(*data.source)) return "";
+  if (!arguments.allow_new_data) {
+    if (command.count("--data"))
+      check_usage(false, "--data ", arguments.data, " is not the data this run trained on (", recorded->description(),
+                  "; this is ", data.source->description(), "); give that data, or add --allow-new-data to go on "
+                  "with this one");
+    check_usage(false, "the run's data ", recorded->path, " has changed since the run used it (then ",
+                recorded->bytes, " ", recorded->kind == "text" ? "bytes" : "tokens", ", xxh3 ", recorded->xxh3,
+                "; now ", data.source->bytes, ", xxh3 ", data.source->xxh3,
+                "); give --data with the original, or add --allow-new-data to go on with it as it is");
+  }
+  return "note: --allow-new-data: the run goes on with " + data.source->description() + " in place of " +
+         recorded->description() + ", on the same schedule; the best val loss so far is forgotten (the val " +
+         "split is another), so the next evaluation writes best.safetensors anew\n";
+}
+
 void run_train(const CLI::App& command, const TrainArguments& arguments) {
-  namespace fs = std::filesystem;
   dist::Communicator& job = dist::join_job();  // one rank of an mpirun job, or a single process
   std::ostream discarded(nullptr);
   std::ostream& out = job.is_root() ? std::cerr : discarded;  // rank 0 alone speaks
@@ -235,8 +391,12 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     // OpenMP's default follows the cores mpirun bound this rank to; OpenBLAS is told the same.
     set_num_threads(num_threads());
   }
-  check(!arguments.resume || arguments.init_from.empty(),
-        "train: --resume continues the run in --out; --init-from starts a new one: give one of them");
+  check_usage(!arguments.resume || arguments.init_from.empty(),
+              "--resume continues the run in --out; --init-from starts a new one: give one of them");
+  check_usage(!arguments.resume || !arguments.overwrite,
+              "--resume continues the run in --out; --overwrite replaces it: give one of them");
+  check_usage(arguments.resume || !arguments.allow_new_data,
+              "--allow-new-data lets a resumed run change its data: it goes with --resume");
   if (!arguments.init_from.empty()) {
     for (const char* flag : kArchitectureFlags) {
       check(command.count(flag) == 0, "train --init-from: ", flag,
@@ -246,7 +406,8 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   }
   // The flags are checked before the corpus is looked for and read.
   const GPTConfig requested_config = arguments.init_from.empty() ? model_config(command, arguments) : GPTConfig();
-  const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
+  const std::string metrics_path =
+      arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
 
   std::unique_ptr<TrainingRun> run;
   std::string model;  // how the header names the model
@@ -261,9 +422,14 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     const Checkpoint checkpoint = load_checkpoint(latest);
     TrainSettings settings = checkpoint.header.settings;
     apply_training_overrides(command, arguments, settings);
+    const std::string data_path = resumed_data_path(arguments, checkpoint);
+    check_outputs_apart(arguments, data_path, metrics_path);
     const tokenizer::TextTokenizer model_tokenizer = tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
-    run = TrainingRun::resume(checkpoint, training_data(command, arguments, data_path, &model_tokenizer), settings,
-                              job);
+    TrainingData data = training_data(command, arguments, data_path, &model_tokenizer, "the resumed run's model");
+    const std::string data_note = check_resumed_data(command, arguments, checkpoint, data);
+    run = TrainingRun::resume(checkpoint, std::move(data), settings, job);
+    out << data_note;
+    explain_schedule_change(out, command, checkpoint.header.settings, settings, checkpoint.header.step);
     model = checkpoint.header.config.preset;
     out << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
     if (checkpoint.header.ranks() != job.size())
@@ -271,19 +437,25 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
           << ", this one has " << job.size() << ": every rank draws its batches from a fresh stream from here on, "
           << "so the run continues correctly but not as the first job would have\n";
   } else if (!arguments.init_from.empty()) {
-    TrainSettings settings = arguments.settings;
-    settings.validate();
+    const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
+    check_outputs_apart(arguments, data_path, metrics_path);
+    check_outputs_are_free(arguments, metrics_path);
     const LoadedModel initial = initial_model(arguments);
     GPTConfig config = initial.model->config();
+    const TrainSettings settings = new_run_settings(command, arguments, config.preset, /*fine_tuning=*/true);
     apply_run_overrides(command, arguments, config);
-    run = TrainingRun::start_from(*initial.model, *initial.tokenizer,
-                                  training_data(command, arguments, data_path, &*initial.tokenizer), config, settings,
-                                  job);
+    run = TrainingRun::start_from(
+        *initial.model, *initial.tokenizer,
+        training_data(command, arguments, data_path, &*initial.tokenizer, "the --init-from model"), config, settings,
+        job);
     model = "from " + initial.description;
   } else {
-    TrainSettings settings = arguments.settings;
-    settings.validate();
-    run = TrainingRun::start(training_data(command, arguments, data_path, nullptr), requested_config, settings, job);
+    const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
+    check_outputs_apart(arguments, data_path, metrics_path);
+    check_outputs_are_free(arguments, metrics_path);
+    const TrainSettings settings = new_run_settings(command, arguments, requested_config.preset, false);
+    run = TrainingRun::start(training_data(command, arguments, data_path, nullptr, ""), requested_config, settings,
+                             job);
     model = model_description(command, run->state().config);
   }
 
@@ -311,21 +483,36 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
             << (settings.grad_accum > 1 ? std::to_string(settings.grad_accum) + " x " : std::string())
             << config.batch_size << " x " << config.block_size << " = " << tokens_per_step
             << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
+            << (settings.decay_iters != settings.iters ? " at step " + std::to_string(settings.decay_iters) + ", then held"
+                                                       : std::string())
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
             << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "")
             << (arguments.dtype == "bf16" ? ", bf16 matrix products (mixed precision)" : "") << "\n";
-  if (settings.warmup > settings.iters)
-    out << "note: --warmup " << settings.warmup << " is longer than --iters " << settings.iters
-        << ": the learning rate warms up over all " << settings.iters << " steps and never decays\n";
+  if (settings.warmup > settings.decay_iters)
+    out << "note: --warmup " << settings.warmup << " is longer than the schedule, which ends at step "
+        << settings.decay_iters << ": the learning rate warms up over all " << settings.decay_iters
+        << " steps and never decays\n";
 
+  if (arguments.overwrite && job.is_root()) remove_previous_run(arguments, metrics_path, out);
   TrainOutputs outputs;
   outputs.out_dir = arguments.out;
-  outputs.metrics_path = arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
+  outputs.metrics_path = metrics_path;
   outputs.progress_is_terminal = isatty(STDERR_FILENO) == 1;
   outputs.profile = arguments.profile;
+  const StopOnSignals stop_signals;
+  outputs.stop_requested = &stop_signals.requested();
   const auto started = std::chrono::steady_clock::now();
   const TrainResult result = run->train(outputs, out);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+  if (result.interrupted) {
+    out << "stopped by " << stop_signals.signal_name() << " at step " << result.steps << " of " << settings.iters;
+    if (result.saved_at_stop)
+      out << "; " << (fs::path(arguments.out) / kLatestCheckpointFile).string() << " holds it. Continue with: tinygpt "
+          << "train --out " << arguments.out << (arguments.log.empty() ? "" : " --log " + arguments.log) << " --resume\n";
+    else
+      out << "; no step was taken, so nothing was saved\n";
+    throw StoppedBySignal{stop_signals.signal_number()};
+  }
   char summary[200];
   std::snprintf(summary, sizeof summary, "done: step %lld in %.1f s; best val loss %.4f (perplexity %.2f)",
                 static_cast<long long>(result.steps), elapsed.count(), result.best_val_loss,
@@ -351,7 +538,14 @@ void add_train_command(CLI::App& app) {
   command->add_option("--config", arguments->preset, "Model preset: cpu-small, baby, gpt2, ...")->capture_default_str();
   command->add_option("--out", arguments->out, "Directory for model.safetensors, best.safetensors, metrics.jsonl")
       ->capture_default_str();
-  command->add_flag("--resume", arguments->resume, "Continue the run saved in --out DIR/model.safetensors");
+  command->add_flag("--resume", arguments->resume,
+                    "Continue the run saved in --out DIR/model.safetensors, on the data its checkpoint records");
+  command->add_flag("--overwrite", arguments->overwrite,
+                    "Start a new run in an --out DIR that holds one, removing its checkpoints and log");
+  command->add_flag("--allow-new-data", arguments->allow_new_data,
+                    "With --resume: go on with other --data than the run trained on (same schedule; the best val "
+                    "loss so far is forgotten)");
+  add_config_file_option(*command, arguments->config_file);
   command->add_flag("--checkpoint-activations", arguments->checkpoint_activations,
                     "Keep only each block's input in the forward and recompute the rest in the backward: "
                     "less memory, more time, the same numbers");
@@ -375,7 +569,10 @@ void add_train_command(CLI::App& app) {
   for (const TrainSetting& setting : kTrainSettings) {
     if (!setting.help) continue;
     const auto add = [&](auto member) { return command->add_option(flag_of(setting), settings.*member, setting.help); };
-    std::visit(add, setting.member)->capture_default_str();
+    CLI::Option* option = std::visit(add, setting.member);
+    // The lr comes from the preset, min_lr and decay_iters from other flags: their help says so.
+    const std::string key = setting.key;
+    if (key != "lr" && key != "min_lr" && key != "decay_iters") option->capture_default_str();
   }
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   command->footer(dist::built_with_mpi()
@@ -384,7 +581,10 @@ void add_train_command(CLI::App& app) {
                         "(this build: " + dist::mpi_library_version() + "; README.md, docs/distributed.md)"
                       : std::string("Data parallel: not in this build (it was configured without MPI; bash "
                                     "scripts/setup.sh installs Open MPI, then rebuild)"));
-  command->callback([command, arguments] { run_train(*command, *arguments); });
+  command->callback([command, arguments] {
+    apply_config_file(*command, arguments->config_file);
+    run_train(*command, *arguments);
+  });
 }
 
 }  // namespace tg::cli

@@ -43,13 +43,35 @@ const CLI::App& reached(const CLI::App& app) {
   return parsed.empty() ? app : *parsed.front();
 }
 
+// nanoGPT's names for the flags people bring from it (its configurator's --max_iters=...).
+constexpr std::pair<const char*, const char*> kNanoGptNames[] = {
+    {"--max_iters", "--iters"},          {"--learning_rate", "--lr"},     {"--lr_decay_iters", "--decay-iters"},
+    {"--warmup_iters", "--warmup"},      {"--n_layer", "--layers"},       {"--n_head", "--heads"},
+    {"--n_embd", "--dims"},              {"--gradient_accumulation_steps", "--grad-accum"},
+    {"--out_dir", "--out"},              {"--dataset", "--data"},         {"--max_new_tokens", "--tokens"},
+    {"--start", "--prompt"},
+};
+
+// The flag of `command` that nanoGPT's (or a snake_case) spelling `flag` means, or "".
+std::string flag_under_other_name(const std::string& flag, const std::vector<std::string>& flags) {
+  const auto has = [&](const std::string& name) { return std::find(flags.begin(), flags.end(), name) != flags.end(); };
+  for (const auto& [theirs, ours] : kNanoGptNames)
+    if (flag == theirs && has(ours)) return ours;
+  std::string dashed = flag;
+  std::replace(dashed.begin() + 2, dashed.end(), '_', '-');
+  return dashed != flag && has(dashed) ? dashed : "";
+}
+
 // "--tokns 5" left over: name the first unknown flag, else the first stray word.
 std::string unexpected_words_message(const CLI::App& command) {
   const std::vector<std::string> words = command.remaining();
   for (const std::string& word : words) {
     if (word.rfind("--", 0) != 0) continue;
     const std::string flag = word.substr(0, word.find('='));
-    return "unknown flag " + flag + did_you_mean(closest_name(flag, flag_names(command)), "");
+    const std::vector<std::string> flags = flag_names(command);
+    if (const std::string ours = flag_under_other_name(flag, flags); !ours.empty())
+      return "unknown flag " + flag + "; tinygpt calls it " + ours;
+    return "unknown flag " + flag + did_you_mean(closest_name(flag, flags), "");
   }
   return words.empty() ? "unexpected arguments" : "unexpected argument '" + words.front() + "'";
 }
@@ -89,7 +111,7 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
   } else if (dynamic_cast<const CLI::ValidationError*>(&error)) {
     // "--tokens: must be ..." from our checks (cli/flag_checks.h) reads "--tokens must be ...".
     const size_t colon = what.find(": ");
-    if (colon != std::string::npos && what.rfind("--", 0) == 0) what.erase(colon, 1);
+    if (colon != std::string::npos && what.rfind("--", 0) == 0 && colon < what.find(' ')) what.erase(colon, 1);
   }
   return where + what + " (see " + help + ")";
 }

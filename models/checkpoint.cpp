@@ -170,6 +170,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
       ranks.push_back({{"data", generator_json(rank.data)}, {"dropout", generator_json(rank.dropout)}});
     metadata["other_ranks"] = ranks.dump();
   }
+  if (header.data) metadata["data"] = header.data->to_json().dump();
   save_safetensors(path, tensors, metadata);
 }
 
@@ -196,6 +197,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   header.dropout_generator = reader.generator("dropout_generator");
   header.best_val_loss = reader.real("best_val_loss");
   if (metadata.count("other_ranks")) header.other_ranks = reader.rank_generators("other_ranks");
+  if (metadata.count("data"))
+    header.data = DataSource::from_json(reader.json("data"), "checkpoint '" + path + "': the 'data' metadata");
   const std::string& optimizer = reader.text("optimizer");
   check(optimizer == "adamw" || optimizer == "none", "checkpoint '", path, "': unknown optimizer '", optimizer,
         "' (expected 'adamw' or 'none')");

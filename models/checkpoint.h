@@ -24,6 +24,8 @@
 //   best_val_loss  the lowest validation loss so far ("inf" before the first evaluation)
 //   weights        "float32", or "bfloat16" / "int8" for a quantized model (tinygpt quantize);
 //                  absent in older files, which are float32
+//   data           the run's data: DataSource as JSON (models/data_source.h); absent in older
+//                  files and for data made in memory
 //
 // A training run writes DIR/model.safetensors (the latest state, with the
 // optimiser: --resume reads it) and DIR/best.safetensors (weights at the lowest
@@ -33,9 +35,11 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/data_source.h"
 #include "models/gpt.h"
 #include "models/train_settings.h"
 #include "nn/optim/adamw.h"
@@ -70,6 +74,7 @@ struct CheckpointHeader {
   int64_t ranks() const { return 1 + static_cast<int64_t>(other_ranks.size()); }
   double best_val_loss = std::numeric_limits<double>::infinity();
   DType weights = DType::Float32;  // the format of the weight matrices (GPT::weight_format)
+  std::optional<DataSource> data;  // what the run trained on, when known
 };
 
 // Writes the model's parameters (and the optimiser's moments when `optimizer` is

@@ -19,17 +19,20 @@ struct Preset {
   int64_t n_layer, n_head, n_embd, block_size, batch_size;
   double dropout;
   bool gpt2_vocab;  // the GPT-2 BPE vocabulary by default (else the tokenizer must give one)
+  double learning_rate;  // the peak lr a run from scratch starts with
 };
 
 // nanoGPT's numbers: the published GPT-2 shapes (batch 12 as its train_gpt2 config),
-// its CPU settings and its shakespeare_char "baby GPT".
+// its CPU settings and its shakespeare_char "baby GPT". Peak learning rates: the
+// GPT-3 paper's for models of these sizes (6e-4 at 125M, as nanoGPT's GPT-2 run),
+// nanoGPT's 1e-3 for the baby GPT, and 2e-3 for cpu-small (docs/training.md).
 constexpr std::array<Preset, 6> kPresets{{
-    {"gpt2", 12, 12, 768, 1024, 12, 0.0, true},
-    {"gpt2-medium", 24, 16, 1024, 1024, 12, 0.0, true},
-    {"gpt2-large", 36, 20, 1280, 1024, 12, 0.0, true},
-    {"gpt2-xl", 48, 25, 1600, 1024, 12, 0.0, true},
-    {"cpu-small", 4, 4, 128, 64, 12, 0.0, false},
-    {"baby", 6, 6, 384, 256, 64, 0.2, false},
+    {"gpt2", 12, 12, 768, 1024, 12, 0.0, true, 6e-4},
+    {"gpt2-medium", 24, 16, 1024, 1024, 12, 0.0, true, 3e-4},
+    {"gpt2-large", 36, 20, 1280, 1024, 12, 0.0, true, 2.5e-4},
+    {"gpt2-xl", 48, 25, 1600, 1024, 12, 0.0, true, 2e-4},
+    {"cpu-small", 4, 4, 128, 64, 12, 0.0, false, 2e-3},
+    {"baby", 6, 6, 384, 256, 64, 0.2, false, 1e-3},
 }};
 
 std::string preset_names() {
@@ -75,10 +78,23 @@ Enum value_in(const Named<Enum> (&names)[N], const std::string& name, const char
 const Preset& preset_of(const std::string& name) {
   for (const Preset& preset : kPresets)
     if (name == preset.name) return preset;
-  fail("GPTConfig: unknown preset '", name, "' (known: ", preset_names(), ")");
+  fail("unknown preset '", name, "' (known: ", preset_names(), ")");
 }
 
 }  // namespace
+
+std::vector<std::string> GPTConfig::preset_list() {
+  std::vector<std::string> names;
+  for (const Preset& preset : kPresets) names.push_back(preset.name);
+  return names;
+}
+
+double GPTConfig::preset_learning_rate(const std::string& name) {
+  // A model of no known preset (one loaded from elsewhere) gets GPT-2's.
+  for (const Preset& preset : kPresets)
+    if (name == preset.name) return preset.learning_rate;
+  return preset_of("gpt2").learning_rate;
+}
 
 const char* positional_encoding_name(PositionalEncoding kind) { return name_in(kPositionalNames, kind); }
 

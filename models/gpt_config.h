@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -64,6 +65,9 @@ struct GPTConfig {
   // True for the GPT-2 shapes (GPT-2 BPE), false for the character-level presets;
   // an unknown name throws as preset_named does.
   static bool preset_uses_gpt2_vocabulary(const std::string& name);
+  static std::vector<std::string> preset_list();
+  // The peak learning rate a run from scratch of this preset starts with (train's --lr default).
+  static double preset_learning_rate(const std::string& name);
   void validate() const;  // throws tg::Error naming the field
 
   // Closed form (tied embeddings counted once), equal to GPT(config).parameter_count():

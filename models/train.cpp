@@ -86,14 +86,15 @@ uint64_t checksum(const Tensor& values) {
 
 TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Communicator& job)
     : header_(std::move(header)), data_(std::move(data)), job_(job) {
+  header_.settings.resolve_defaults();
   header_.settings.validate();
   header_.config.validate();
   check(data_.tokenizer.vocab_size() <= header_.config.vocab_size, "train: the tokenizer has ",
         data_.tokenizer.vocab_size(), " tokens, more than the model's vocabulary of ", header_.config.vocab_size);
   schedule_.max_lr = header_.settings.lr;
   schedule_.min_lr = header_.settings.min_lr;
-  schedule_.decay_iters = header_.settings.iters;
-  schedule_.warmup_iters = std::min(header_.settings.warmup, header_.settings.iters);
+  schedule_.decay_iters = header_.settings.decay_iters;
+  schedule_.warmup_iters = std::min(header_.settings.warmup, header_.settings.decay_iters);
   schedule_.validate();
   // Fail now, not at the first batch, when the text is too short for the context.
   for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val}) {
@@ -136,7 +137,8 @@ void TrainingRun::check_ranks_agree() const {
   if (job_.size() == 1) return;
   const nlohmann::json identity = {{"config", header_.config.to_json()},  {"settings", header_.settings.to_json()},
                                    {"tokenizer", header_.tokenizer},       {"step", header_.step},
-                                   {"train_tokens", data_.splits.train.size()}, {"val_tokens", data_.splits.val.size()}};
+                                   {"train_tokens", data_.splits.train.size()}, {"val_tokens", data_.splits.val.size()},
+                                   {"data_hash", data_.source ? data_.source->xxh3 : ""}};
   const std::string text = identity.dump();
   Xxh3Hasher hasher;
   hasher.update(text.data(), text.size());
@@ -190,6 +192,7 @@ std::unique_ptr<TrainingRun> TrainingRun::start(TrainingData data, GPTConfig con
                                                 dist::Communicator& job) {
   CheckpointHeader header;
   header.tokenizer = data.tokenizer.to_json();
+  header.data = data.source;
   config.vocab_size = data.tokenizer.vocab_size();
   header.config = config;
   header.settings = settings;
@@ -211,6 +214,7 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
         "); a fine-tuned model can only read shorter contexts");
   CheckpointHeader header;
   header.tokenizer = initial_tokenizer.to_json();
+  header.data = data.source;
   header.config = config;
   header.settings = settings;
   std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
@@ -232,6 +236,11 @@ std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, T
   check_same_tokenizer(checkpoint.header.tokenizer, data.tokenizer, checkpoint.path);
   CheckpointHeader header = checkpoint.header;
   header.settings = settings;
+  if (data.source && !(header.data && header.data->same_data(*data.source))) {
+    // Other data (the caller allowed it): its validation split is another, so the old best is no yardstick.
+    header.best_val_loss = std::numeric_limits<double>::infinity();
+    header.data = data.source;
+  }
   check(header.step <= settings.iters, "train --resume: the checkpoint is at step ", header.step,
         ", past --iters ", settings.iters, "; give a larger --iters to train further");
   std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
@@ -257,10 +266,13 @@ double TrainingRun::train_step() {
     // The gradients of the micro-batches add up in the arena: scaled, they sum to the mean's.
     backward(micro_batches == 1 ? loss : loss * (1.0 / static_cast<double>(micro_batches)));
   }
-  // The ranks agree on the loss before anything else: a NaN on one of them stops them all.
-  double job_loss_sum[1] = {loss_sum};
-  job_.all_reduce_sum(std::span<double>(job_loss_sum));
-  const double loss = job_loss_sum[0] / static_cast<double>(micro_batches * job_.size());
+  // The ranks agree on the loss before anything else: a NaN on one of them stops them all. So do
+  // they on a request to stop (Ctrl-C reaches the ranks at different moments).
+  const bool stop_requested_here = stop_requested_ && stop_requested_->load();
+  double job_sums[2] = {loss_sum, stop_requested_here ? 1.0 : 0.0};
+  if (job_.size() > 1) job_.all_reduce_sum(std::span<double>(job_sums));
+  job_stop_agreed_ = job_sums[1] > 0;
+  const double loss = job_sums[0] / static_cast<double>(micro_batches * job_.size());
   dist::check_on_every_rank(std::isfinite(loss), "train: the loss is ", std::isnan(loss) ? "NaN" : "infinite",
                             " at step ", step + 1, " (lr ", schedule_.at(step), "); stopping. Try a lower --lr or a "
                             "tighter --grad-clip; the last checkpoint written is from before this step");
@@ -280,7 +292,7 @@ double TrainingRun::train_step() {
   return loss;
 }
 
-Evaluation TrainingRun::evaluate() {
+Evaluation TrainingRun::evaluate(const EvaluationProgress& progress) {
   NoGradGuard no_grad;
   nn::EvalModeGuard eval_mode(*model_);
   const GPTConfig& config = header_.config;
@@ -290,11 +302,16 @@ Evaluation TrainingRun::evaluate() {
   Generator val_batches(header_.settings.seed + kEvalSeedOffset);
   double loss_sums[2] = {0, 0};  // train, val
   for (int64_t batch_index = 0; batch_index < batches; ++batch_index) {
+    // A single process stops between batches when asked (the ranks of a job would have to agree first).
+    if (job_.size() == 1 && stop_requested_ && stop_requested_->load()) return {0, 0, /*interrupted=*/true};
+    adapt_threads_to_load();  // a forward's numbers do not depend on the thread count either
     const Batch train = data_.splits.train.sample_batch(config.batch_size, config.block_size, train_batches);
     const Batch val = data_.splits.val.sample_batch(config.batch_size, config.block_size, val_batches);
-    if (batch_index % job_.size() != job_.rank()) continue;
-    loss_sums[0] += batch_loss(*model_, train);
-    loss_sums[1] += batch_loss(*model_, val);
+    if (batch_index % job_.size() == job_.rank()) {
+      loss_sums[0] += batch_loss(*model_, train);
+      loss_sums[1] += batch_loss(*model_, val);
+    }
+    if (progress) progress(batch_index + 1, batches);
   }
   job_.all_reduce_sum(std::span<double>(loss_sums));
   return {loss_sums[0] / static_cast<double>(batches), loss_sums[1] / static_cast<double>(batches)};
@@ -345,15 +362,29 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
   TrainResult result;
   result.last_val_loss = std::numeric_limits<double>::quiet_NaN();
   if (outputs.profile) reset_profile();
+  stop_requested_ = outputs.stop_requested;
   // A resumed run starts at a step whose evaluation (if it had one) ran before the checkpoint was written.
   bool skip_evaluation = resumed;
+  int64_t saved_step = resumed ? header_.step : -1;  // the step DIR/model.safetensors holds
+  const auto save_latest = [&] {
+    save(latest_path, /*with_optimizer=*/true);
+    saved_step = header_.step;
+  };
   model_->train();
   while (true) {
     const int64_t step = header_.step;
     const bool evaluation_due = step % settings.eval_interval == 0 || step == settings.iters;
     if (evaluation_due && !skip_evaluation) {
       check_replicas_agree();
-      const Evaluation evaluation = evaluate();
+      const auto evaluation_started = std::chrono::steady_clock::now();
+      const Evaluation evaluation = evaluate([&](int64_t batches_done, int64_t batches) {
+        const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - evaluation_started;
+        log.eval_progress(step, batches_done, batches, seconds.count());
+      });
+      if (evaluation.interrupted) {
+        result.interrupted = true;
+        break;
+      }
       // Weights that give a non-finite loss are never written over a good checkpoint.
       dist::check_on_every_rank(std::isfinite(evaluation.train_loss) && std::isfinite(evaluation.val_loss),
             "train: at step ", step, " the evaluation loss is ", evaluation.train_loss, " (train) and ",
@@ -365,7 +396,9 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
                best);
       result.last_val_loss = evaluation.val_loss;
       if (best) save(best_path, /*with_optimizer=*/false);
-      save(latest_path, /*with_optimizer=*/true);
+      save_latest();
+    } else if (settings.save_interval > 0 && step % settings.save_interval == 0 && step != saved_step) {
+      save_latest();
     }
     skip_evaluation = false;
     if (step >= end) break;
@@ -380,12 +413,19 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
     result.step_losses.push_back(loss);
     log.step({header_.step, settings.iters, loss, schedule_.at(step), last_grad_norm_, elapsed.count(),
               last_all_reduce_seconds_});
+    if (job_stop_agreed_) {
+      result.interrupted = true;
+      break;
+    }
   }
-  if (header_.step % settings.eval_interval != 0 && header_.step != settings.iters) {
-    save(latest_path, /*with_optimizer=*/true);  // stopped between evaluations (stop_after)
-  }
-  log.note("checkpoints: " + latest_path + " (step " + std::to_string(header_.step) + ")" +
-           (root && fs::exists(best_path) ? ", " + best_path + " (best val loss)" : ""));
+  stop_requested_ = nullptr;
+  // Stopped between evaluations (stop_after, a request to stop): the steps since the last save are kept.
+  // A new run asked to stop before its first step has nothing to keep.
+  if (saved_step != header_.step && header_.step > 0) save_latest();
+  result.saved_at_stop = saved_step == header_.step;
+  if (result.saved_at_stop)
+    log.note("checkpoints: " + latest_path + " (step " + std::to_string(header_.step) + ")" +
+             (root && fs::exists(best_path) ? ", " + best_path + " (best val loss)" : ""));
   result.steps = header_.step;
   result.best_val_loss = header_.best_val_loss;
   if (outputs.profile) result.profile = profile_record();

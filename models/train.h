@@ -35,7 +35,9 @@
 // (with a different number of ranks, every rank's data generator starts afresh
 // from (seed, rank, step): the run goes on correctly but not identically).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -64,6 +66,11 @@ struct TrainOutputs {
   // Profile every step of this session but the first, a warm-up (tensor/profile.h):
   // TrainResult::profile. Evaluations and checkpoints are not part of a step.
   bool profile = false;
+  // Set (by a signal handler) to ask the run to stop: it ends the step under way (or the
+  // evaluation, in a single process), writes DIR/model.safetensors and returns with
+  // TrainResult::interrupted. In a job every rank's flag is summed at each step, so the
+  // ranks stop together when any of them is asked to. nullptr: never asked.
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 struct TrainResult {
@@ -72,11 +79,17 @@ struct TrainResult {
   double best_val_loss = 0;
   double last_val_loss = 0;         // of the last evaluation (NaN if there was none in this session)
   ProfileRecord profile;            // with TrainOutputs::profile; no steps without it
+  bool interrupted = false;         // TrainOutputs::stop_requested ended it before settings.iters
+  bool saved_at_stop = false;       // and DIR/model.safetensors holds the step it stopped at
 };
 
 struct Evaluation {
-  double train_loss, val_loss;  // mean loss over eval_iters batches of each split
+  double train_loss = 0, val_loss = 0;  // mean loss over eval_iters batches of each split
+  bool interrupted = false;             // stopped between batches (the losses are then meaningless)
 };
+
+// Called after each batch of an evaluation: batches of each split done, of how many.
+using EvaluationProgress = std::function<void(int64_t batches_done, int64_t batches)>;
 
 class TrainingRun {
  public:
@@ -114,7 +127,7 @@ class TrainingRun {
 
   // The mean loss over eval_iters batches of each split. In a job of several
   // ranks every rank must call it (each evaluates its share; the sums are all-reduced).
-  Evaluation evaluate();
+  Evaluation evaluate(const EvaluationProgress& progress = {});
   // Seconds step 1's all-reduce of the gradients took in the last step (0 in a single process).
   double last_all_reduce_seconds() const { return last_all_reduce_seconds_; }
   dist::Communicator& job() const { return job_; }
@@ -144,6 +157,8 @@ class TrainingRun {
   std::vector<Generator> data_generators_;
   double last_grad_norm_ = 0;
   double last_all_reduce_seconds_ = 0;
+  const std::atomic<bool>* stop_requested_ = nullptr;  // TrainOutputs::stop_requested of the running train()
+  bool job_stop_agreed_ = false;  // some rank was asked to stop during the last step: all stop after it
 };
 
 }  // namespace tg

@@ -85,12 +85,34 @@ void TrainLog::step(const StepReport& report) {
   if (progress_is_terminal_) {
     progress_ << "\r\033[K" << text << std::flush;  // \033[K clears what a longer previous line left
     live_line_open_ = true;
+    live_line_is_eval_progress_ = false;
+  } else {
+    progress_ << text << '\n' << std::flush;
+  }
+}
+
+void TrainLog::eval_progress(int64_t step, int64_t batches_done, int64_t batches, double seconds) {
+  if (batches_done == 0) eval_progress_printed_at_ = 0;
+  const double interval = progress_is_terminal_ ? 1 : 10;
+  if (seconds < eval_progress_printed_at_ + interval) return;
+  if (!progress_is_terminal_) eval_progress_printed_at_ = seconds;
+  char text[160];
+  std::snprintf(text, sizeof text, "eval step %lld | batch %lld/%lld of each split | %s",
+                static_cast<long long>(step), static_cast<long long>(batches_done), static_cast<long long>(batches),
+                format_duration(seconds).c_str());
+  if (progress_is_terminal_) {
+    progress_ << "\r\033[K" << text << std::flush;
+    live_line_open_ = live_line_is_eval_progress_ = true;
   } else {
     progress_ << text << '\n' << std::flush;
   }
 }
 
 void TrainLog::eval(const EvalReport& report, bool best) {
+  if (live_line_is_eval_progress_) {
+    progress_ << "\r\033[K";
+    live_line_open_ = live_line_is_eval_progress_ = false;
+  }
   end_live_line();
   char text[200];
   std::snprintf(text, sizeof text, "eval step %lld | train loss %.4f (ppl %.2f) | val loss %.4f (ppl %.2f)%s",
@@ -114,7 +136,7 @@ void TrainLog::note(const std::string& line) {
 void TrainLog::end_live_line() {
   if (!live_line_open_) return;
   progress_ << '\n';
-  live_line_open_ = false;
+  live_line_open_ = live_line_is_eval_progress_ = false;
 }
 
 }  // namespace tg

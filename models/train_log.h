@@ -48,6 +48,9 @@ class TrainLog {
   void step(const StepReport& report);
   void eval(const EvalReport& report, bool best);
   void note(const std::string& line);  // any other line (checkpoint written, ...)
+  // An evaluation under way, `seconds` in: shown once it takes a while (on a terminal
+  // in place after 1 s, elsewhere a line every 10 s), so a slow one does not look hung.
+  void eval_progress(int64_t step, int64_t batches_done, int64_t batches, double seconds);
 
  private:
   void end_live_line();
@@ -56,12 +59,14 @@ class TrainLog {
   std::ostream& progress_;
   bool progress_is_terminal_;
   bool live_line_open_ = false;
+  bool live_line_is_eval_progress_ = false;  // erased, not kept, when the evaluation's line follows
   std::string metrics_path_;
   std::ofstream metrics_;
   int64_t tokens_per_step_;  // of the whole job
   int ranks_;
   double smoothed_seconds_ = 0;  // exponential moving average of the step time, for tokens/s and the ETA
   double last_tokens_per_s_ = 0;
+  double eval_progress_printed_at_ = 0;  // seconds into the current evaluation of the last plain line
 };
 
 }  // namespace tg

@@ -11,7 +11,9 @@ namespace tg {
 void TrainSettings::validate() const {
   check(iters >= 0, "train: --iters must be an integer >= 0, got ", iters);
   check(lr > 0, "train: --lr must be a number > 0, got ", lr);
-  check(min_lr >= 0 && min_lr <= lr, "train: --min-lr must be a number from 0 to --lr (", lr, "), got ", min_lr);
+  check(min_lr == -1 || (min_lr >= 0 && min_lr <= lr), "train: --min-lr must be a number from 0 to --lr (", lr,
+        "), got ", min_lr);
+  check(decay_iters >= -1, "train: --decay-iters must be an integer >= 0, got ", decay_iters);
   check(warmup >= 0, "train: --warmup must be an integer >= 0, got ", warmup);
   check(weight_decay >= 0, "train: --weight-decay must be a number >= 0, got ", weight_decay);
   check(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "train: AdamW betas (", beta1, ", ", beta2,
@@ -21,6 +23,13 @@ void TrainSettings::validate() const {
   check(grad_accum > 0, "train: --grad-accum must be a positive integer, got ", grad_accum);
   check(eval_interval > 0, "train: --eval-interval must be a positive integer, got ", eval_interval);
   check(eval_iters > 0, "train: --eval-iters must be a positive integer, got ", eval_iters);
+  check(save_interval >= 0, "train: --save-interval must be an integer >= 0 (0 = at evaluations only), got ",
+        save_interval);
+}
+
+void TrainSettings::resolve_defaults() {
+  min_lr = decay_end_lr();
+  decay_iters = decay_end();
 }
 
 nlohmann::json TrainSettings::to_json() const {
@@ -34,7 +43,7 @@ TrainSettings TrainSettings::from_json(const nlohmann::json& json) {
   TrainSettings settings;
   try {
     for (const TrainSetting& setting : kTrainSettings) {
-      if (setting.added_later && !json.contains(setting.key)) continue;
+      if (setting.added_later && !json.contains(setting.key)) continue;  // the default, resolved below
       std::visit(
           [&](auto member) {
             const nlohmann::json& value = json.at(setting.key);
@@ -56,6 +65,8 @@ TrainSettings TrainSettings::from_json(const nlohmann::json& json) {
   } catch (const nlohmann::json::exception& error) {
     fail("train settings: ", json_error_text(error));
   }
+  // A checkpoint from before decay_iters existed decays to its own iters, where its schedule ended.
+  settings.resolve_defaults();
   settings.validate();
   return settings;
 }

@@ -6,6 +6,8 @@
 // model on two cores (fewer iterations, a short warmup). The peak lr is 2e-3:
 // with 1e-3 cpu-small reached val 1.918 at step 2000, with 2e-3 it reaches
 // 1.827 (nanoGPT's published figure for this config is 1.88; docs/training.md).
+// The train command takes each preset's own peak lr (preset_learning_rate);
+// min_lr follows lr (nanoGPT's lr / 10) unless it is set.
 #pragma once
 #include <cstdint>
 #include <variant>
@@ -19,7 +21,10 @@ struct TrainSettings {
   uint64_t seed = 1337;         // model initialisation, batches, dropout
   double lr = 2e-3;             // peak learning rate, reached after `warmup` steps
   int64_t warmup = 100;         // linear warmup steps from 0
-  double min_lr = 2e-4;         // the cosine decay ends here at step `iters`
+  double min_lr = -1;           // the cosine decay ends here; -1: lr / 10 (resolve_defaults)
+  // The cosine reaches min_lr at this step and holds there; -1: at `iters`. A run
+  // extended past it on resume trains on at min_lr instead of re-stretching the cosine.
+  int64_t decay_iters = -1;
   double weight_decay = 0.1;    // AdamW's decoupled decay, on 2-D weights only
   double beta1 = 0.9, beta2 = 0.99;  // beta2 0.99 rather than 0.999: few tokens per step (nanoGPT)
   double eps = 1e-8;
@@ -27,6 +32,12 @@ struct TrainSettings {
   int64_t grad_accum = 1;       // micro-batches of B per optimiser step (the gradients add up)
   int64_t eval_interval = 250;  // evaluate (and checkpoint) every this many steps, and at the end
   int64_t eval_iters = 20;      // batches per split in one evaluation
+  int64_t save_interval = 0;    // also write DIR/model.safetensors every this many steps; 0: at evaluations only
+
+  // min_lr and decay_iters given as -1 become lr / 10 and iters: a run's checkpoint holds the values used.
+  void resolve_defaults();
+  double decay_end_lr() const { return min_lr < 0 ? lr / 10 : min_lr; }
+  int64_t decay_end() const { return decay_iters < 0 ? iters : decay_iters; }
 
   // Throws tg::Error naming the setting and its value when one is out of range.
   void validate() const;
@@ -47,9 +58,13 @@ struct TrainSetting {
 inline constexpr TrainSetting kTrainSettings[] = {
     {"iters", &TrainSettings::iters, "Optimiser steps in the whole run", true},
     {"seed", &TrainSettings::seed, "Seed of the initial weights, the batches and dropout", false},
-    {"lr", &TrainSettings::lr, "Peak learning rate", true},
+    {"lr", &TrainSettings::lr,
+     "Peak learning rate (default: the preset's: cpu-small 2e-3, baby 1e-3, gpt2 6e-4; a twentieth of it with "
+     "--init-from)", true},
     {"warmup", &TrainSettings::warmup, "Linear warmup steps", true},
-    {"min_lr", &TrainSettings::min_lr, "Learning rate at the end of the cosine decay", true},
+    {"min_lr", &TrainSettings::min_lr, "Learning rate at the end of the cosine decay (default: --lr / 10)", true},
+    {"decay_iters", &TrainSettings::decay_iters,
+     "Step at which the cosine reaches --min-lr, which then holds (default: --iters of the run's start)", true, true},
     {"weight_decay", &TrainSettings::weight_decay, "AdamW weight decay (2-D weights)", true},
     {"beta1", &TrainSettings::beta1, nullptr, false},
     {"beta2", &TrainSettings::beta2, nullptr, false},
@@ -58,6 +73,8 @@ inline constexpr TrainSetting kTrainSettings[] = {
     {"grad_accum", &TrainSettings::grad_accum, "Micro-batches per optimiser step (gradient accumulation)", true, true},
     {"eval_interval", &TrainSettings::eval_interval, "Evaluate and checkpoint every N steps", true},
     {"eval_iters", &TrainSettings::eval_iters, "Batches per split in one evaluation", true},
+    {"save_interval", &TrainSettings::save_interval,
+     "Also save DIR/model.safetensors every N steps between evaluations (0: at evaluations only)", true, true},
 };
 
 }  // namespace tg

@@ -41,7 +41,7 @@ TrainingData tokenized_text_data(const std::string& text, tokenizer::TextTokeniz
   const size_t count = ids.size();
   TokenSplits splits = split_by_position(ids);
   return TrainingData{std::move(tokenizer), std::move(splits),
-                      std::to_string(count) + " tokens, encoded in memory"};
+                      std::to_string(count) + " tokens, encoded in memory", std::nullopt};
 }
 
 TrainingData prepared_data(const std::string& directory) {
@@ -50,10 +50,11 @@ TrainingData prepared_data(const std::string& directory) {
   std::string description = directory + " (prepared: " + std::to_string(tokens) + " tokens as " +
                             token_dtype_name(dataset.meta.dtype) + ", " + dataset.tokenizer.kind() +
                             " tokenizer of " + std::to_string(dataset.tokenizer.vocab_size()) + " tokens, memory-mapped)";
+  DataSource source = prepared_source(directory, tokens, dataset.meta.train.xxh3, dataset.meta.val.xxh3);
   return TrainingData{std::move(dataset.tokenizer),
                       TokenSplits{TokenSplit("train", std::make_shared<MappedTokens>(std::move(dataset.train))),
                                   TokenSplit("val", std::make_shared<MappedTokens>(std::move(dataset.val)))},
-                      std::move(description)};
+                      std::move(description), std::move(source)};
 }
 
 }  // namespace tg

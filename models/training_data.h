@@ -9,9 +9,11 @@
 // The tokenizer travels into the run's checkpoints, so a model trained on any
 // of them samples and evaluates without its data.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "models/data.h"
+#include "models/data_source.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace tg {
@@ -20,6 +22,7 @@ struct TrainingData {
   tokenizer::TextTokenizer tokenizer;
   TokenSplits splits;
   std::string description;  // for the run's header line: where the ids came from
+  std::optional<DataSource> source;  // recorded in checkpoints; none for data made in memory (tests)
 };
 
 // Throws tg::Error when the text is empty or not valid UTF-8.

@@ -210,8 +210,8 @@ uint64_t header_length(const Source& source, uint64_t file_bytes, const unsigned
   uint64_t header_bytes = 0;
   for (size_t i = 0; i < kLengthFieldBytes; ++i) header_bytes |= uint64_t{length_field[i]} << (8 * i);
   if (header_bytes > file_bytes - kLengthFieldBytes)
-    fail_load(source, "header length ", header_bytes, " is larger than the ", file_bytes - kLengthFieldBytes,
-              " bytes that follow it (truncated, or not a safetensors file)");
+    fail_load(source, "not a safetensors file: its header length ", header_bytes, " is larger than the ",
+              file_bytes - kLengthFieldBytes, " bytes that follow it (a truncated file, or another kind of file)");
   return header_bytes;
 }
 

@@ -173,7 +173,7 @@ else
   errors=$(grep -c "^tinygpt: error: " "$work/full.log")
   [[ $errors -eq 1 ]] || fail "disk full: expected one error line, got $errors: $(tail -3 "$work/full.log")"
   save_error=$(tail -1 "$work/full.log")
-  [[ $save_error =~ ^"tinygpt: error: save_safetensors: cannot "[a-z\ ]*" '$disk/run/"(model|best)".safetensors': No space left on device"$ ]] ||
+  [[ $save_error =~ ^"tinygpt: error: cannot "[a-z\ ]*" '$disk/run/"(model|best)".safetensors': No space left on device"$ ]] ||
     fail "disk full: the error line does not name the checkpoint and the cause: $save_error"
   [[ -z $(temporary_files "$disk/run") ]] || fail "disk full: temporary files left: $(temporary_files "$disk/run")"
   step=$(checkpoint_step "disk full" "$disk/run/model.safetensors")

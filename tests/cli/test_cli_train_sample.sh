@@ -102,8 +102,8 @@ expect_error "eval with a bad id" "'x7' is not a token id" "$tinygpt" eval --ckp
 expect_error "eval with an id outside the vocabulary" "outside the vocabulary" "$tinygpt" eval --ckpt "$work/run" --ids "1 999"
 expect_error "eval of one token" "at least 2 tokens" "$tinygpt" eval --ckpt "$work/run" --ids "1"
 expect_error "eval of an unknown character" "'Z'" "$tinygpt" eval --ckpt "$work/run" --data <(printf 'Zebra')
-expect_error "sample without a model" "give one of --ckpt DIR or --weights DIR" "$tinygpt" sample --prompt "x"
-expect_error "bad temperature" "--temperature must be a number > 0, got -1" "$tinygpt" sample --ckpt "$work/run" --temperature -1
+expect_error "sample without a model" "give a model: --ckpt DIR (a tinygpt run or checkpoint) or --weights DIR" "$tinygpt" sample --prompt "x"
+expect_error "bad temperature" "--temperature must be a number >= 0, got -1" "$tinygpt" sample --ckpt "$work/run" --temperature -1
 # A flag the parser does not know: non-zero exit, named on stderr (CLI11 adds a "Run with --help" hint).
 if "$tinygpt" train --no-such-flag >/dev/null 2>"$work/err"; then fail "bad flag: exit code 0"; fi
 grep -qF -- "--no-such-flag" "$work/err" || fail "bad flag: not named on stderr: $(cat "$work/err")"

@@ -60,7 +60,7 @@ grep -q "prepared: 960 tokens as uint16, gpt2 tokenizer of 50257 tokens, memory-
 expect_error "tokenizer flag on a prepared dataset" "carries its own tokenizer" \
   "$tinygpt" train --data "$work/dataset" --tokenizer gpt2 --out "$work/x"
 expect_error "resume a char run on a BPE dataset" "trained with a different char tokenizer" \
-  "$tinygpt" train --data "$work/dataset" --out "$work/plain" --resume --iters 6
+  "$tinygpt" train --data "$work/dataset" --out "$work/plain" --resume --iters 6 --allow-new-data
 cp -r "$work/dataset" "$work/damaged"
 printf 'x' >>"$work/damaged/train.bin"
 expect_error "a token file of odd size" "train.bin" "$tinygpt" train --data "$work/damaged" --out "$work/x"

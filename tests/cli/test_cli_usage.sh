@@ -52,9 +52,9 @@ for _ in $(seq 20); do echo "abcabcabd abd"; done >"$work/tiny.txt"
 "$tinygpt" train --data "$work/tiny.txt" --layers 1 --heads 2 --dims 8 --block-size 2 --batch-size 2 --iters 1 \
   --warmup 5 --eval-interval 1 --eval-iters 1 --out "$work/run" 2>"$work/train.log" ||
   fail "train with overrides: non-zero exit: $(cat "$work/train.log")"
-grep -q "^model: cpu-small with 1 layer, 2 heads, 8 channels, block 2, batch 2: 1 layer, 2 heads" "$work/train.log" ||
+grep -q "^model: cpu-small changed by --layers, --heads, --dims, --block-size, --batch-size: 1 layer, 2 heads, 8 channels, block 2," "$work/train.log" ||
   fail "train: the header does not say how the preset was changed: $(grep '^model' "$work/train.log")"
-grep -q "note: --warmup 5 is longer than --iters 1" "$work/train.log" ||
+grep -q "note: --warmup 5 is longer than the schedule, which ends at step 1" "$work/train.log" ||
   fail "train: the capped warm-up is not said: $(cat "$work/train.log")"
 
 # bpe-train on a text too short to learn one merge: refused, and nothing written.

@@ -33,7 +33,7 @@ grep -q '"all_reduce_ms"' "$work/whole/metrics.jsonl" || fail "train: the metric
 # Stopped at step 4 and resumed to 8 on 2 ranks: the same final checkpoint, byte for byte.
 job "$tinygpt" train --data "$work/corpus.txt" "${small[@]}" --iters 4 --out "$work/split" 2>/dev/null \
   || fail "mpirun -np 2 train --iters 4 failed"
-job "$tinygpt" train --data "$work/corpus.txt" --threads 1 --out "$work/split" --resume --iters 8 2>"$work/resume.log" \
+job "$tinygpt" train --data "$work/corpus.txt" --threads 1 --out "$work/split" --resume --iters 8 --decay-iters 8 2>"$work/resume.log" \
   || fail "mpirun -np 2 train --resume: $(cat "$work/resume.log")"
 cmp -s "$work/whole/model.safetensors" "$work/split/model.safetensors" \
   || fail "a resumed 2-rank run did not write the uninterrupted run's checkpoint"
