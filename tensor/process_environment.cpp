@@ -69,7 +69,11 @@ void tune_process_environment(char** argv) {
   if (replace_core) {
     const bool asked_for = asked_core.has_value();
     setenv("OPENBLAS_CORETYPE", best_avx512_blas_core(), 1);
-    tuned += (tuned.empty() ? "" : " ") + std::string(kBlasReplaced) + blas_core + (asked_for ? kAskedFor : "");
+    // Appended piece by piece: GCC 12 reads `"" + std::string(...)` as a possibly overlapping copy (-Wrestrict).
+    if (!tuned.empty()) tuned += ' ';
+    tuned += kBlasReplaced;
+    tuned += blas_core;
+    if (asked_for) tuned += kAskedFor;
   }
   if (tuned.empty()) return;
   setenv(kMarker, tuned.c_str(), 1);
