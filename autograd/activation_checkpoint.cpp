@@ -1,10 +1,10 @@
 // activation_checkpoint: the no-grad forward, and the backward that recomputes
 // (the idea and its guarantees: autograd/activation_checkpoint.h).
-#include "autograd/activation_checkpoint.h"
+#include "tinygpt/autograd/activation_checkpoint.h"
 
-#include "autograd/backward.h"
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/node.h"
 
 namespace tg {
 

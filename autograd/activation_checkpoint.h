@@ -30,8 +30,8 @@
 #include <functional>
 #include <memory>
 
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,14 +1,14 @@
-#include "autograd/backward.h"
+#include "tinygpt/autograd/backward.h"
 
 #include <queue>
 #include <unordered_map>
 
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

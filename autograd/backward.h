@@ -5,7 +5,7 @@
 // when a node runs, every consumer has already added its share to its gradient.
 // backward.cpp does this with a priority queue, without recursion.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

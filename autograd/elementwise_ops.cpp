@@ -1,12 +1,12 @@
 // Differentiable elementwise ops: each forward, then its backward.
 // Broadcasting: an input that was broadcast receives the sum of the output
 // gradient over the broadcast dims (raw::sum_to_shape).
-#include "autograd/elementwise_ops.h"
+#include "tinygpt/autograd/elementwise_ops.h"
 
-#include "autograd/node.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/reduce.h"
 
 namespace tg {
 

@@ -1,7 +1,7 @@
 // Differentiable elementwise ops (forward in tensor/elementwise.h). Broadcasting
 // ops sum their gradients back to each input's shape.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "autograd/grad_mode.h"
+#include "tinygpt/autograd/grad_mode.h"
 
 namespace tg {
 

@@ -1,11 +1,11 @@
-#include "autograd/gradcheck.h"
+#include "tinygpt/autograd/gradcheck.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "autograd/backward.h"
-#include "autograd/grad_mode.h"
-#include "tensor/random.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/tensor/random.h"
 
 namespace tg {
 

@@ -1,13 +1,13 @@
 // Differentiable indexing, joining and splitting: each forward, then its
 // backward. Indexing reads some elements, possibly several times; its backward
 // adds each output gradient back where the element came from.
-#include "autograd/index_ops.h"
+#include "tinygpt/autograd/index_ops.h"
 
-#include "autograd/node.h"
-#include "autograd/view_ops.h"
-#include "tensor/concat.h"
-#include "tensor/index.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/view_ops.h"
+#include "tinygpt/tensor/concat.h"
+#include "tinygpt/tensor/index.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

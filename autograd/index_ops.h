@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,25 +1,25 @@
 // Differentiable x @ W^T: forward, then backward (the formulas: linear_op.h).
-#include "autograd/linear_op.h"
+#include "tinygpt/autograd/linear_op.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "autograd/elementwise_ops.h"
-#include "autograd/matmul_op.h"
-#include "autograd/node.h"
-#include "autograd/view_ops.h"
-#include "tensor/bfloat16_convert.h"
-#include "tensor/elementwise.h"
-#include "tensor/gemm.h"
-#include "tensor/gemm_bf16.h"
-#include "tensor/matmul.h"
-#include "tensor/product_tiles.h"
-#include "tensor/profile.h"
-#include "tensor/reduce.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/elementwise_ops.h"
+#include "tinygpt/autograd/matmul_op.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/view_ops.h"
+#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/matmul.h"
+#include "tinygpt/tensor/product_tiles.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/reduce.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

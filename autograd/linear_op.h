@@ -25,7 +25,7 @@
 // backward keeps x and W in bfloat16, half the bytes. The parameters, their
 // gradients and the optimiser stay float32.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

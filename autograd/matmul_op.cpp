@@ -1,11 +1,11 @@
 // Differentiable matrix product: forward, then backward.
-#include "autograd/matmul_op.h"
+#include "tinygpt/autograd/matmul_op.h"
 
-#include "autograd/node.h"
-#include "tensor/matmul.h"
-#include "tensor/profile.h"
-#include "tensor/reduce.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/matmul.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/reduce.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

@@ -5,7 +5,7 @@
 // profile's GEMM row of the forward and of the two backward products
 // (tensor/profile.h). nullptr: the "unlabelled" row.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,8 +1,8 @@
-#include "autograd/node.h"
+#include "tinygpt/autograd/node.h"
 
 #include <atomic>
 
-#include "autograd/grad_mode.h"
+#include "tinygpt/autograd/grad_mode.h"
 
 namespace tg {
 

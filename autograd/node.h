@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

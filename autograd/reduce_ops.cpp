@@ -3,15 +3,15 @@
 // A reduction's output gradient dy has the output's shape; its backward first
 // puts back the reduced dims as size 1 (the keepdim shape) and then broadcasts
 // over them, so every input element sees the gradient of the output it went into.
-#include "autograd/reduce_ops.h"
+#include "tinygpt/autograd/reduce_ops.h"
 
 #include <algorithm>
 
-#include "autograd/node.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/softmax.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/softmax.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

@@ -2,8 +2,8 @@
 #pragma once
 #include <vector>
 
-#include "tensor/reduce.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/reduce.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

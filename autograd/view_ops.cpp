@@ -1,11 +1,11 @@
 // Differentiable views: each forward (a raw view, no copy), then its backward,
 // which maps the output gradient back onto the input's shape.
-#include "autograd/view_ops.h"
+#include "tinygpt/autograd/view_ops.h"
 
-#include "autograd/node.h"
-#include "tensor/factory.h"
-#include "tensor/reduce.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/reduce.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

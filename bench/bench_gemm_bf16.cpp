@@ -23,12 +23,12 @@
 #include <vector>
 
 #include "bench/proc_readings.h"
-#include "tensor/bfloat16_convert.h"
-#include "tensor/gemm.h"
-#include "tensor/gemm_bf16.h"
-#include "tensor/process_environment.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
 
 using namespace tg;
 

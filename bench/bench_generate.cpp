@@ -19,10 +19,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "models/generate.h"
-#include "models/gpt.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
+#include "tinygpt/models/generate.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace {
 

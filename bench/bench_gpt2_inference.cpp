@@ -33,16 +33,16 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "autograd/grad_mode.h"
-#include "models/generate.h"
-#include "models/gpt.h"
-#include "nn/quantize.h"
-#include "tensor/factory.h"
-#include "tensor/process_environment.h"
-#include "tensor/random.h"
-#include "tensor/safetensors.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/generate.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace {
 

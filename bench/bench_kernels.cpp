@@ -25,16 +25,16 @@
 #include <string>
 #include <vector>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "nn/functional/adamw.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/cross_entropy.h"
-#include "nn/functional/dropout.h"
-#include "nn/functional/gelu.h"
-#include "nn/functional/layer_norm.h"
-#include "nn/functional/rope.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/adamw.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/nn/functional/dropout.h"
+#include "tinygpt/nn/functional/gelu.h"
+#include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/rope.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

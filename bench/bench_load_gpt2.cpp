@@ -27,7 +27,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/proc_readings.h"
-#include "models/hf_gpt2.h"
+#include "tinygpt/models/hf_gpt2.h"
 
 namespace {
 

@@ -23,11 +23,11 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/gemv.h"
-#include "tensor/matmul.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/matmul.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "tensor/factory.h"
-#include "tensor/gemv.h"
-#include "tensor/quantized_kernels.h"
-#include "tensor/quantized_matmul.h"
-#include "tensor/random.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/quantized_matmul.h"
+#include "tinygpt/tensor/random.h"
 
 using namespace tg;
 

@@ -24,15 +24,15 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "autograd/backward.h"
-#include "inspect/profile_table.h"
-#include "models/gpt.h"
-#include "nn/optim/adamw.h"
-#include "nn/parameter_arena.h"
-#include "tensor/process_environment.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/inspect/profile_table.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace {
 

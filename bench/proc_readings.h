@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "tensor/storage.h"
+#include "tinygpt/tensor/storage.h"
 
 namespace bench {
 

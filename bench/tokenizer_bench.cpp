@@ -23,10 +23,10 @@
 #include <random>
 #include <sstream>
 
-#include "tokenizer/bpe_merge.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/gpt2_pretokenizer.h"
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/bpe_merge.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 namespace {
 

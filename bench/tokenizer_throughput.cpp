@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

@@ -15,10 +15,10 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "models/data.h"
-#include "tensor/error.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {
 

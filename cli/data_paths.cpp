@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 // The project root this binary was built from (set by cli/CMakeLists.txt).
 #ifndef TINYGPT_SOURCE_DIR

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string>
 
-#include "autograd/ops.h"
+#include "tinygpt/autograd/ops.h"
 #include "cli/commands.h"
 
 namespace tg::cli {

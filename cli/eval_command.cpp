@@ -22,11 +22,11 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
-#include "models/data.h"
-#include "models/evaluate.h"
-#include "tensor/error.h"
-#include "tensor/threads.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/evaluate.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg::cli {
 

@@ -15,13 +15,13 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
-#include "inspect/html_report.h"
-#include "inspect/text_report.h"
-#include "inspect/walkthrough.h"
-#include "tensor/atomic_file.h"
-#include "tensor/error.h"
-#include "tensor/threads.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/inspect/html_report.h"
+#include "tinygpt/inspect/text_report.h"
+#include "tinygpt/inspect/walkthrough.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg::cli {
 

@@ -16,9 +16,9 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
-#include "models/hf_gpt2.h"
-#include "tensor/error.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {
 

@@ -4,12 +4,13 @@
 
 #include "cli/data_paths.h"
 #include "cli/usage_errors.h"
-#include "models/checkpoint.h"
-#include "models/data.h"
-#include "models/hf_gpt2.h"
-#include "nn/quantize.h"
-#include "tensor/error.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/models/load_model.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {
 
@@ -29,16 +30,12 @@ tokenizer::TextTokenizer load_gpt2_tokenizer(const std::string& directory, const
 
 LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* command) {
   check(arguments.vocab.empty(), command, ": --vocab is for --weights; a --ckpt carries its own vocabulary");
-  const std::string path = find_checkpoint_for_sampling(arguments.checkpoint);
-  const Checkpoint checkpoint = load_checkpoint(path);
+  // A file: tg::load_model reads it as a checkpoint, whatever directory it sits in.
+  tg::LoadedModel checkpoint = tg::load_model(find_checkpoint_for_sampling(arguments.checkpoint));
   LoadedModel loaded;
-  loaded.model = std::make_unique<GPT>(checkpoint.header.config, 0, DType::Float32, /*initialize=*/false);
-  restore_parameters(checkpoint, *loaded.model);
-  // load_checkpoint has checked the tokenizer.
-  loaded.tokenizer.emplace(tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer));
-  loaded.description = path + " (step " + std::to_string(checkpoint.header.step) + ", " +
-                       checkpoint.header.config.preset + ", " +
-                       (loaded.tokenizer->as_char() ? std::string("char-level") : "BPE of " + std::to_string(loaded.tokenizer->vocab_size()) + " tokens") + ")";
+  loaded.model = std::move(checkpoint.model);
+  loaded.tokenizer.emplace(std::move(checkpoint.tokenizer));
+  loaded.description = std::move(checkpoint.description);
   return loaded;
 }
 

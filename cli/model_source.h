@@ -19,8 +19,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "models/gpt.h"
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg::cli {
 

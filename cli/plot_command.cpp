@@ -11,9 +11,9 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "inspect/loss_plot.h"
-#include "tensor/atomic_file.h"
-#include "tensor/error.h"
+#include "tinygpt/inspect/loss_plot.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::cli {
 

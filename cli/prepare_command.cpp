@@ -17,9 +17,9 @@
 #include "cli/data_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
-#include "models/prepare_tokens.h"
-#include "tensor/threads.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/models/prepare_tokens.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {
 

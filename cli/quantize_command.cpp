@@ -24,9 +24,9 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
-#include "models/checkpoint.h"
-#include "nn/quantize.h"
-#include "tensor/error.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::cli {
 

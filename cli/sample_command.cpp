@@ -21,11 +21,11 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
-#include "models/data.h"
-#include "models/generate.h"
-#include "tensor/error.h"
-#include "tensor/threads.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/generate.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg::cli {
 

@@ -18,7 +18,7 @@ void on_stop_signal(int signal_number) {
   }
   first_signal.store(signal_number);  // before the request, which the run reads first
   stop_requested.store(true);
-  constexpr char kNote[] = "\ntinygpt: stopping after this step and saving; press Ctrl-C again to quit at once\n";
+  constexpr char kNote[] = "\ntinygpt: stopping after this step and saving; a second Ctrl-C (or SIGTERM) quits at once\n";
   const ssize_t ignored = write(STDERR_FILENO, kNote, sizeof kNote - 1);
   (void)ignored;
 }

@@ -18,8 +18,8 @@
 
 #include "cli/commands.h"
 #include "cli/data_paths.h"
-#include "models/data.h"
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 namespace tg::cli {
 

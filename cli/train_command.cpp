@@ -31,22 +31,22 @@
 
 #include "cli/commands.h"
 #include "cli/config_file.h"
-#include "tensor/gemm_bf16.h"
+#include "tinygpt/tensor/gemm_bf16.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
 #include "cli/model_source.h"
 #include "cli/stop_signals.h"
-#include "distributed/job.h"
-#include "inspect/profile_table.h"
-#include "models/checkpoint.h"
-#include "models/data.h"
-#include "models/hf_gpt2.h"
-#include "models/train.h"
-#include "models/training_data.h"
-#include "tokenizer/errors.h"
-#include "tensor/error.h"
-#include "tensor/threads.h"
+#include "tinygpt/distributed/job.h"
+#include "tinygpt/inspect/profile_table.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/models/training_data.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::cli {
 
@@ -182,10 +182,10 @@ void apply_training_overrides(const CLI::App& command, const TrainArguments& arg
 
 // The settings of a new run: the flags, with the peak lr of the model's preset unless --lr is given
 // (a twentieth of it when fine-tuning, as nanoGPT's 3e-5 for GPT-2 124M).
-TrainSettings new_run_settings(const CLI::App& command, const TrainArguments& arguments, const std::string& preset,
+TrainSettings new_run_settings(const CLI::App& command, const TrainArguments& arguments, const GPTConfig& model,
                                bool fine_tuning) {
   TrainSettings settings = arguments.settings;
-  if (!command.count("--lr")) settings.lr = GPTConfig::preset_learning_rate(preset) / (fine_tuning ? 20 : 1);
+  if (!command.count("--lr")) settings.lr = model.preset_learning_rate() / (fine_tuning ? 20 : 1);
   validate_flags(settings);
   settings.resolve_defaults();
   return settings;
@@ -442,7 +442,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     check_outputs_are_free(arguments, metrics_path);
     const LoadedModel initial = initial_model(arguments);
     GPTConfig config = initial.model->config();
-    const TrainSettings settings = new_run_settings(command, arguments, config.preset, /*fine_tuning=*/true);
+    const TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
     apply_run_overrides(command, arguments, config);
     run = TrainingRun::start_from(
         *initial.model, *initial.tokenizer,
@@ -453,7 +453,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
     check_outputs_apart(arguments, data_path, metrics_path);
     check_outputs_are_free(arguments, metrics_path);
-    const TrainSettings settings = new_run_settings(command, arguments, requested_config.preset, false);
+    const TrainSettings settings = new_run_settings(command, arguments, requested_config, false);
     run = TrainingRun::start(training_data(command, arguments, data_path, nullptr, ""), requested_config, settings,
                              job);
     model = model_description(command, run->state().config);

@@ -4,9 +4,9 @@
 
 #include <initializer_list>
 
-#include "distributed/job.h"
-#include "tensor/process_environment.h"
-#include "tensor/threads.h"
+#include "tinygpt/distributed/job.h"
+#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::cli {
 

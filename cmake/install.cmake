@@ -7,16 +7,22 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tinygpt EXPORT tinygptTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/tinygpt.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt)
 foreach(layer tensor autograd nn distributed models inspect tokenizer)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/${layer}
           FILES_MATCHING PATTERN "*.h")
 endforeach()
 install(EXPORT tinygptTargets NAMESPACE tinygpt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
 
-# The package finds again what the library links (a static library passes its dependencies on).
+# MPI's world, for programs that run data-parallel jobs: the component `mpi`
+#   find_package(tinygpt REQUIRED COMPONENTS mpi)   ->   tinygpt::mpi
+# in a file of its own, so that a project without it never needs MPI.
 set(TINYGPT_PACKAGE_USES_MPI OFF)
 if(MPI_CXX_FOUND)
   set(TINYGPT_PACKAGE_USES_MPI ON)
+  set_target_properties(tinygpt_mpi PROPERTIES EXPORT_NAME mpi)
+  install(TARGETS tinygpt_mpi EXPORT tinygptMpiTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT tinygptMpiTargets NAMESPACE tinygpt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
 endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tinygptConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/tinygptConfig.cmake

@@ -1,8 +1,8 @@
-#include "distributed/communicator.h"
+#include "tinygpt/distributed/communicator.h"
 
 #include <cstdlib>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::dist {
 

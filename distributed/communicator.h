@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::dist {
 

@@ -1,18 +1,24 @@
-#include "distributed/job.h"
+#include "tinygpt/distributed/job.h"
 
 #include <cstdlib>
 #include <memory>
 
-#include "distributed/mpi_communicator.h"
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::dist {
 
 namespace {
 
 Communicator* the_job = nullptr;
+MpiSupport mpi_support = {nullptr, nullptr};
 
 }  // namespace
+
+void use_mpi(const MpiSupport& support) { mpi_support = support; }
+
+bool built_with_mpi() { return mpi_support.world != nullptr; }
+
+std::string mpi_library_version() { return mpi_support.library_version ? mpi_support.library_version() : ""; }
 
 int launcher_world_size() {
   // Open MPI's mpirun, then the PMI and PMIx variables of Slurm's srun and MPICH's Hydra.
@@ -35,7 +41,7 @@ Communicator& join_job() {
     check(built_with_mpi() || launched == 1, "this tinygpt was built without MPI, but a launcher started it as one of ",
           launched, " processes, each of which would train alone; install Open MPI (bash scripts/setup.sh installs "
           "libopenmpi-dev) and rebuild, or run a single process");
-    the_job = built_with_mpi() ? &mpi_world() : &single_process();
+    the_job = built_with_mpi() ? &mpi_support.world() : &single_process();
   }
   return *the_job;
 }

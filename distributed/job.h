@@ -6,17 +6,28 @@
 // and MPI is never initialised (so `tinygpt train` alone behaves, and starts,
 // as a build without MPI does).
 //
-// A build without MPI (no libopenmpi-dev when it was configured) refuses to be
-// started by a launcher as one of several processes: each would otherwise
-// train alone and write the same checkpoints.
+// MPI is a program's choice, not the library's: a program that calls
+// enable_mpi_jobs() (distributed/mpi_communicator.h, the tinygpt_mpi library;
+// the CLI does) runs under a launcher as one rank of the job. A program that
+// does not, or one built without MPI (no libopenmpi-dev when it was configured),
+// refuses to be started by a launcher as one of several processes: each would
+// otherwise train alone and write the same checkpoints.
 #pragma once
 #include <string>
 
-#include "distributed/communicator.h"
+#include "tinygpt/distributed/communicator.h"
 
 namespace tg::dist {
 
-// Whether this tinygpt was built with MPI; the MPI library's own name for itself, e.g. "Open MPI v4.1.4".
+// What a program that links MPI hands the library (enable_mpi_jobs does).
+struct MpiSupport {
+  Communicator& (*world)();             // MPI's world, initialised on first use
+  std::string (*library_version)();     // the MPI library's own name for itself, e.g. "Open MPI v4.1.4"
+};
+// Call before join_job(); once is enough.
+void use_mpi(const MpiSupport& support);
+
+// Whether this program runs data-parallel jobs over MPI (use_mpi was called); the MPI library's name.
 bool built_with_mpi();
 std::string mpi_library_version();  // "" without MPI
 

@@ -1,4 +1,4 @@
-#include "distributed/mpi_communicator.h"
+#include "tinygpt/distributed/mpi_communicator.h"
 
 #include <mpi.h>
 
@@ -6,8 +6,8 @@
 #include <climits>
 #include <cstdlib>
 
-#include "distributed/job.h"
-#include "tensor/error.h"
+#include "tinygpt/distributed/job.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::dist {
 
@@ -81,9 +81,9 @@ Communicator& mpi_world() {
   return world;
 }
 
-bool built_with_mpi() { return true; }
+namespace {
 
-std::string mpi_library_version() {
+std::string library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
   MPI_Get_library_version(text, &length);
@@ -93,5 +93,9 @@ std::string mpi_library_version() {
   while (!version.empty() && (version.back() == '\n' || version.back() == ' ')) version.pop_back();
   return version;
 }
+
+}  // namespace
+
+void enable_mpi_jobs() { use_mpi({&mpi_world, &library_version}); }
 
 }  // namespace tg::dist

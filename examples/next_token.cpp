@@ -2,31 +2,25 @@
 // after a prompt: the five likeliest tokens and their probabilities, one line
 // each, a token quoted with its control characters escaped ('\n', '\t').
 //
-//   next_token out/best.safetensors "ROMEO:"
+//   next_token out/shakespeare "ROMEO:"        (a run directory, a checkpoint file or a GPT-2 DIR)
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <numeric>
 #include <vector>
 
-#include <tinygpt/autograd/grad_mode.h>
-#include <tinygpt/models/checkpoint.h>
-#include <tinygpt/models/gpt.h>
-#include <tinygpt/tensor/factory.h>
 #include <tinygpt/tensor/softmax.h>
-#include <tinygpt/tokenizer/text_tokenizer.h>
+#include <tinygpt/tinygpt.h>
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: next_token CHECKPOINT PROMPT\n";
+    std::cerr << "usage: next_token MODEL PROMPT\n";
     return 2;
   }
   try {
-    const tg::Checkpoint checkpoint = tg::load_checkpoint(argv[1]);
-    tg::GPT model(checkpoint.header.config, /*seed=*/0, tg::DType::Float32, /*initialize=*/false);
-    tg::restore_parameters(checkpoint, model);
-    model.eval();
-    const auto tokenizer = tg::tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
+    const tg::LoadedModel loaded = tg::load_model(argv[1]);  // a checkpoint, a run's directory or a GPT-2 DIR
+    tg::GPT& model = *loaded.model;
+    const tg::tokenizer::TextTokenizer& tokenizer = loaded.tokenizer;
 
     std::vector<int64_t> ids = tokenizer.encode(argv[2]);  // (T,)
     const int64_t context = std::min<int64_t>(static_cast<int64_t>(ids.size()), model.config().block_size);

@@ -1,4 +1,4 @@
-#include "inspect/format.h"
+#include "tinygpt/inspect/format.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,13 +1,13 @@
-#include "inspect/html_report.h"
+#include "tinygpt/inspect/html_report.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
 
-#include "inspect/svg.h"
-#include "nn/functional/gelu.h"
-#include "tensor/factory.h"
+#include "tinygpt/inspect/svg.h"
+#include "tinygpt/nn/functional/gelu.h"
+#include "tinygpt/tensor/factory.h"
 
 namespace tg::inspect {
 

@@ -1,12 +1,12 @@
-#include "inspect/loss_plot.h"
+#include "tinygpt/inspect/loss_plot.h"
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "inspect/svg.h"
-#include "tensor/error.h"
+#include "tinygpt/inspect/svg.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::inspect {
 

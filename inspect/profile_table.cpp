@@ -1,4 +1,4 @@
-#include "inspect/profile_table.h"
+#include "tinygpt/inspect/profile_table.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tensor/factory.h"
-#include "tensor/gemm.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::inspect {
 

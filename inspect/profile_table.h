@@ -18,7 +18,7 @@
 #pragma once
 #include <ostream>
 
-#include "tensor/profile.h"
+#include "tinygpt/tensor/profile.h"
 
 namespace tg::inspect {
 

@@ -1,6 +1,6 @@
-#include "inspect/stage_descriptions.h"
+#include "tinygpt/inspect/stage_descriptions.h"
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::inspect {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "models/gpt_config.h"
+#include "tinygpt/models/gpt_config.h"
 
 namespace tg::inspect {
 

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "inspect/format.h"
-#include "tensor/tensor.h"
+#include "tinygpt/inspect/format.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::inspect::svg {
 

@@ -1,10 +1,10 @@
-#include "inspect/svg_canvas.h"
+#include "tinygpt/inspect/svg_canvas.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::inspect::svg {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "inspect/svg.h"
+#include "tinygpt/inspect/svg.h"
 
 namespace tg::inspect::svg {
 

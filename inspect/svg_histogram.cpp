@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "inspect/svg_canvas.h"
-#include "tensor/error.h"
+#include "tinygpt/inspect/svg_canvas.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::inspect::svg {
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <optional>
 
-#include "inspect/svg_canvas.h"
-#include "tensor/error.h"
+#include "tinygpt/inspect/svg_canvas.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::inspect::svg {
 

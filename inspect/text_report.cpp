@@ -1,4 +1,4 @@
-#include "inspect/text_report.h"
+#include "tinygpt/inspect/text_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "inspect/format.h"
+#include "tinygpt/inspect/format.h"
 
 namespace tg::inspect {
 

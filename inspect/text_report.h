@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "inspect/walkthrough.h"
+#include "tinygpt/inspect/walkthrough.h"
 
 namespace tg::inspect {
 

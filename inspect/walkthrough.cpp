@@ -2,17 +2,17 @@
 // (inspect/walkthrough_forward.cpp), and what is read off it: the top-k
 // predictions, the loss with its layer-by-layer backward, and the causality
 // check against GPT::forward itself.
-#include "inspect/walkthrough.h"
+#include "tinygpt/inspect/walkthrough.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "autograd/ops.h"
-#include "inspect/walkthrough_forward.h"
-#include "nn/functional/cross_entropy.h"
-#include "nn/optim/clip.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/inspect/walkthrough_forward.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/nn/optim/clip.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::inspect {
 

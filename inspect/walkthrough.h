@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "models/gpt.h"
-#include "tensor/tensor.h"
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/tensor/tensor.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg::inspect {
 

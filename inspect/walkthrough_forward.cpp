@@ -1,21 +1,21 @@
-#include "inspect/walkthrough_forward.h"
+#include "tinygpt/inspect/walkthrough_forward.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "inspect/format.h"
-#include "inspect/stage_descriptions.h"
-#include "nn/attention.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/gelu.h"
-#include "nn/functional/layer_norm.h"
-#include "nn/functional/rope_kernels.h"
-#include "nn/linear.h"
-#include "nn/positional.h"
-#include "nn/quantize.h"
-#include "tensor/softmax.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/inspect/format.h"
+#include "tinygpt/inspect/stage_descriptions.h"
+#include "tinygpt/nn/attention.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/gelu.h"
+#include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/rope_kernels.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/positional.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/softmax.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::inspect {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "inspect/walkthrough.h"
+#include "tinygpt/inspect/walkthrough.h"
 
 namespace tg::inspect {
 

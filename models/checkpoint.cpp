@@ -1,4 +1,4 @@
-#include "models/checkpoint.h"
+#include "tinygpt/models/checkpoint.h"
 
 #include <charconv>
 #include <cmath>
@@ -6,11 +6,11 @@
 #include <optional>
 #include <set>
 
-#include "nn/quantize.h"
-#include "tensor/bounded_json.h"
-#include "tensor/view.h"
-#include "tokenizer/text_tokenizer.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/view.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg {
 
@@ -174,7 +174,9 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
   save_safetensors(path, tensors, metadata);
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
+Checkpoint load_checkpoint(const std::string& file_or_run) {
+  const std::string path = std::filesystem::is_directory(file_or_run) ? find_checkpoint_for_sampling(file_or_run)
+                                                                      : file_or_run;
   Checkpoint checkpoint;
   checkpoint.path = path;
   checkpoint.file = map_safetensors(path);

@@ -39,12 +39,12 @@
 #include <string>
 #include <vector>
 
-#include "models/data_source.h"
-#include "models/gpt.h"
-#include "models/train_settings.h"
-#include "nn/optim/adamw.h"
-#include "tensor/random.h"
-#include "tensor/safetensors.h"
+#include "tinygpt/models/data_source.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/models/train_settings.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/safetensors.h"
 
 namespace tg {
 
@@ -91,11 +91,13 @@ struct Checkpoint {
   SafetensorsFile file;
 };
 
-// Memory-maps `path` (so what needs only the weights never reads the optimiser's
+// Memory-maps the checkpoint (so what needs only the weights never reads the optimiser's
 // moments from disk) and validates its metadata (format, config, tokenizer, training
-// state). Throws tg::Error naming the path and the problem: not a tinygpt
-// checkpoint, a bad config, a missing key, ...
-Checkpoint load_checkpoint(const std::string& path);
+// state). `file_or_run` is a checkpoint file or a run's directory, of which it reads
+// what find_checkpoint_for_sampling picks (best.safetensors, else model.safetensors),
+// as `tinygpt sample --ckpt DIR` does. Throws tg::Error naming the path and the
+// problem: not a tinygpt checkpoint, a bad config, a missing key, ...
+Checkpoint load_checkpoint(const std::string& file_or_run);
 
 // Copies the checkpoint's parameters into `model` (built from header.config, in
 // float32); a checkpoint of bfloat16 or int8 weights quantizes the model to that

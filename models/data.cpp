@@ -1,4 +1,4 @@
-#include "models/data.h"
+#include "tinygpt/models/data.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <limits>
 #include <sstream>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

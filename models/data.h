@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

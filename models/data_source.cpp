@@ -1,10 +1,10 @@
-#include "models/data_source.h"
+#include "tinygpt/models/data_source.h"
 
 #include <filesystem>
 
-#include "models/file_hash.h"
-#include "tensor/bounded_json.h"
-#include "tensor/error.h"
+#include "tinygpt/models/file_hash.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,13 +1,13 @@
-#include "models/evaluate.h"
+#include "tinygpt/models/evaluate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "autograd/grad_mode.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
-#include "tensor/thread_governor.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/thread_governor.h"
 
 namespace tg {
 

@@ -13,7 +13,7 @@
 #include <functional>
 #include <span>
 
-#include "models/gpt.h"
+#include "tinygpt/models/gpt.h"
 
 namespace tg {
 

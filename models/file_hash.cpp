@@ -1,4 +1,4 @@
-#include "models/file_hash.h"
+#include "tinygpt/models/file_hash.h"
 
 #include <xxhash.h>
 
@@ -12,7 +12,7 @@
 #include <new>
 #include <vector>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,12 +1,12 @@
-#include "models/generate.h"
+#include "tinygpt/models/generate.h"
 
 #include <algorithm>
 
-#include "autograd/grad_mode.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
-#include "tensor/thread_governor.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "models/gpt.h"
-#include "models/sampling.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/models/sampling.h"
 
 namespace tg {
 

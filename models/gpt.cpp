@@ -1,17 +1,17 @@
-#include "models/gpt.h"
+#include "tinygpt/models/gpt.h"
 
-#include "models/memory_check.h"
+#include "tinygpt/models/memory_check.h"
 
 #include <cmath>
 #include <functional>
 #include <sstream>
 
-#include "autograd/ops.h"
-#include "models/memory_check.h"
-#include "nn/functional/cross_entropy.h"
-#include "nn/init.h"
-#include "nn/module_list.h"
-#include "nn/quantize.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/models/memory_check.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/nn/init.h"
+#include "tinygpt/nn/module_list.h"
+#include "tinygpt/nn/quantize.h"
 
 namespace tg {
 

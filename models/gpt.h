@@ -26,11 +26,11 @@
 #include <ostream>
 #include <vector>
 
-#include "models/gpt_config.h"
-#include "nn/block.h"
-#include "nn/embedding.h"
-#include "nn/layer_norm.h"
-#include "nn/positional.h"
+#include "tinygpt/models/gpt_config.h"
+#include "tinygpt/nn/block.h"
+#include "tinygpt/nn/embedding.h"
+#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/positional.h"
 
 namespace tg {
 

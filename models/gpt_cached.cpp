@@ -2,9 +2,9 @@
 // each layer's attention reads the earlier keys and values from its KV cache.
 // Positions are absolute: the new tokens sit at offset = cache length, which
 // picks their learned / sinusoidal rows and their RoPE rotation.
-#include "autograd/grad_mode.h"
-#include "autograd/ops.h"
-#include "models/gpt.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/models/gpt.h"
 
 namespace tg {
 

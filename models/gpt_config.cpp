@@ -1,12 +1,12 @@
-#include "models/gpt_config.h"
+#include "tinygpt/models/gpt_config.h"
 
 #include <array>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "tensor/bounded_json.h"
-#include "tensor/shape.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/shape.h"
 
 namespace tg {
 
@@ -89,10 +89,12 @@ std::vector<std::string> GPTConfig::preset_list() {
   return names;
 }
 
-double GPTConfig::preset_learning_rate(const std::string& name) {
-  // A model of no known preset (one loaded from elsewhere) gets GPT-2's.
-  for (const Preset& preset : kPresets)
-    if (name == preset.name) return preset.learning_rate;
+double GPTConfig::preset_learning_rate() const {
+  for (const Preset& known : kPresets)
+    if (preset == known.name) return known.learning_rate;
+  // A model loaded from elsewhere (a Hugging Face directory) gets the rate of the preset of its shape, else GPT-2's.
+  for (const Preset& known : kPresets)
+    if (n_layer == known.n_layer && n_embd == known.n_embd) return known.learning_rate;
   return preset_of("gpt2").learning_rate;
 }
 

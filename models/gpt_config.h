@@ -16,8 +16,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "nn/gelu_approximation.h"
-#include "nn/transformer_options.h"
+#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/nn/transformer_options.h"
 
 namespace tg {
 
@@ -66,8 +66,9 @@ struct GPTConfig {
   // an unknown name throws as preset_named does.
   static bool preset_uses_gpt2_vocabulary(const std::string& name);
   static std::vector<std::string> preset_list();
-  // The peak learning rate a run from scratch of this preset starts with (train's --lr default).
-  static double preset_learning_rate(const std::string& name);
+  // The peak learning rate a run from scratch of this preset (or of a preset of this shape) starts with
+  // (train's --lr default).
+  double preset_learning_rate() const;
   void validate() const;  // throws tg::Error naming the field
 
   // Closed form (tied embeddings counted once), equal to GPT(config).parameter_count():

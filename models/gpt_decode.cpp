@@ -29,14 +29,14 @@
 // nn/functional/kernel_table.h: layer_norm_row, gelu, rope_rotate_row,
 // attend_one_query), so the logits equal the general path's bit for bit, for
 // any thread count (tests/models/test_gpt_decode.cpp).
-#include "autograd/grad_mode.h"
-#include "models/gpt.h"
-#include "nn/functional/kernel_table.h"
-#include "nn/functional/rope_kernels.h"
-#include "tensor/gemv.h"
-#include "tensor/quantized_matmul.h"
-#include "tensor/team.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/nn/functional/rope_kernels.h"
+#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/quantized_matmul.h"
+#include "tinygpt/tensor/team.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

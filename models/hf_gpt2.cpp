@@ -21,12 +21,12 @@
 #include <filesystem>
 #include <map>
 
-#include "models/hf_gpt2.h"
-#include "tensor/bounded_json.h"
-#include "models/data.h"
-#include "tensor/atomic_file.h"
-#include "tensor/safetensors.h"
-#include "tensor/view.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/gpt.h"
+#include "tinygpt/models/gpt.h"
 
 namespace tg {
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "models/hf_gpt2.h"
-#include "tensor/error.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "models/memory_check.h"
+#include "tinygpt/models/memory_check.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "models/gpt_config.h"
+#include "tinygpt/models/gpt_config.h"
 
 namespace tg {
 

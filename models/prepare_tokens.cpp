@@ -1,4 +1,4 @@
-#include "models/prepare_tokens.h"
+#include "tinygpt/models/prepare_tokens.h"
 
 #include <cerrno>
 #include <chrono>
@@ -9,18 +9,18 @@
 #include <optional>
 #include <variant>
 
-#include "models/data.h"
-#include "models/progress_line.h"
-#include "models/text_pieces.h"
-#include "models/token_file_writer.h"
-#include "tensor/atomic_file.h"
-#include "tensor/error.h"
-#include "tensor/threads.h"
-#include "tokenizer/char_tokenizer.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_files.h"
-#include "tokenizer/gpt2_tokenizer.h"
-#include "tokenizer/safe_cuts.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/progress_line.h"
+#include "tinygpt/models/text_pieces.h"
+#include "tinygpt/models/token_file_writer.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/safe_cuts.h"
 
 namespace tg {
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "models/token_dataset_meta.h"
+#include "tinygpt/models/token_dataset_meta.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "models/progress_line.h"
+#include "tinygpt/models/progress_line.h"
 
 #include <cstdio>
 

@@ -1,10 +1,10 @@
-#include "models/sampling.h"
+#include "tinygpt/models/sampling.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

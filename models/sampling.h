@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/random.h"
+#include "tinygpt/tensor/random.h"
 
 namespace tg {
 

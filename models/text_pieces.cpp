@@ -1,8 +1,8 @@
-#include "models/text_pieces.h"
+#include "tinygpt/models/text_pieces.h"
 
 #include <algorithm>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

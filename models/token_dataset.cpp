@@ -1,13 +1,13 @@
-#include "models/token_dataset.h"
+#include "tinygpt/models/token_dataset.h"
 
 #include <filesystem>
 
-#include "models/data.h"
-#include "models/file_hash.h"
-#include "tensor/bounded_json.h"
-#include "tensor/error.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/file_hash.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg {
 

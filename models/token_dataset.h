@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <string>
 
-#include "models/token_dataset_meta.h"
-#include "models/token_file.h"
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/models/token_dataset_meta.h"
+#include "tinygpt/models/token_file.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg {
 

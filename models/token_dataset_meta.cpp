@@ -1,10 +1,10 @@
-#include "models/token_dataset_meta.h"
+#include "tinygpt/models/token_dataset_meta.h"
 
 #include <cstdint>
 #include <limits>
 
-#include "models/file_hash.h"
-#include "tensor/error.h"
+#include "tinygpt/models/file_hash.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/token_file.h"
+#include "tinygpt/models/token_file.h"
 
 namespace tg {
 

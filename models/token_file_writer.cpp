@@ -1,10 +1,10 @@
-#include "models/token_file_writer.h"
+#include "tinygpt/models/token_file_writer.h"
 
 #include <bit>
 #include <filesystem>
 
-#include "models/file_hash.h"
-#include "tensor/error.h"
+#include "tinygpt/models/file_hash.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "models/token_dataset_meta.h"
-#include "models/token_file.h"
-#include "tensor/atomic_file.h"
-#include "tokenizer/token_id.h"
+#include "tinygpt/models/token_dataset_meta.h"
+#include "tinygpt/models/token_file.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tokenizer/token_id.h"
 
 namespace tg {
 

@@ -1,19 +1,19 @@
-#include "models/train.h"
+#include "tinygpt/models/train.h"
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 
-#include "autograd/backward.h"
-#include "autograd/elementwise_ops.h"
-#include "autograd/grad_mode.h"
-#include "models/file_hash.h"
-#include "models/train_log.h"
-#include "nn/optim/clip.h"
-#include "tensor/atomic_file.h"
-#include "tensor/thread_governor.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/autograd/elementwise_ops.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/file_hash.h"
+#include "tinygpt/models/train_log.h"
+#include "tinygpt/nn/optim/clip.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 
@@ -236,9 +236,11 @@ std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, T
   check_same_tokenizer(checkpoint.header.tokenizer, data.tokenizer, checkpoint.path);
   CheckpointHeader header = checkpoint.header;
   header.settings = settings;
-  if (data.source && !(header.data && header.data->same_data(*data.source))) {
+  if (data.source) {
     // Other data (the caller allowed it): its validation split is another, so the old best is no yardstick.
-    header.best_val_loss = std::numeric_limits<double>::infinity();
+    // The same data where it now lies, or data a checkpoint never recorded, keeps it.
+    if (header.data && !header.data->same_data(*data.source))
+      header.best_val_loss = std::numeric_limits<double>::infinity();
     header.data = data.source;
   }
   check(header.step <= settings.iters, "train --resume: the checkpoint is at step ", header.step,

@@ -43,16 +43,16 @@
 #include <string>
 #include <vector>
 
-#include "distributed/communicator.h"
-#include "models/checkpoint.h"
-#include "models/data.h"
-#include "models/training_data.h"
-#include "models/gpt.h"
-#include "models/train_settings.h"
-#include "nn/optim/adamw.h"
-#include "nn/optim/schedule.h"
-#include "nn/parameter_arena.h"
-#include "tensor/profile.h"
+#include "tinygpt/distributed/communicator.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/training_data.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/models/train_settings.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/optim/schedule.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/profile.h"
 
 namespace tg {
 

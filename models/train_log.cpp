@@ -1,4 +1,4 @@
-#include "models/train_log.h"
+#include "tinygpt/models/train_log.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tensor/atomic_file.h"
-#include "tensor/error.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,10 +1,10 @@
-#include "models/train_settings.h"
+#include "tinygpt/models/train_settings.h"
 
 #include <optional>
 #include <type_traits>
 
-#include "tensor/bounded_json.h"
-#include "tensor/error.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,8 +1,8 @@
-#include "models/training_data.h"
+#include "tinygpt/models/training_data.h"
 
-#include "models/token_dataset.h"
-#include "tensor/error.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/models/token_dataset.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg {
 

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "models/data.h"
-#include "models/data_source.h"
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/data_source.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg {
 

@@ -1,8 +1,8 @@
-#include "nn/attention.h"
+#include "tinygpt/nn/attention.h"
 
-#include "autograd/ops.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/rope.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/rope.h"
 
 namespace tg::nn {
 

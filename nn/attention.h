@@ -12,9 +12,9 @@
 #pragma once
 #include <memory>
 
-#include "nn/dropout.h"
-#include "nn/linear.h"
-#include "nn/transformer_options.h"
+#include "tinygpt/nn/dropout.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/transformer_options.h"
 
 namespace tg::nn {
 

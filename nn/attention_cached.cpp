@@ -1,12 +1,12 @@
 // The generation path of attention and of a block: the same math as forward(),
 // for the newest positions only, with the earlier keys and values read from a
 // KV cache. Kept apart so the training forward stays free of inference concerns.
-#include "autograd/grad_mode.h"
-#include "autograd/ops.h"
-#include "nn/attention.h"
-#include "nn/block.h"
-#include "nn/functional/attention.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/attention.h"
+#include "tinygpt/nn/block.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

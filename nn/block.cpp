@@ -1,6 +1,6 @@
-#include "nn/block.h"
+#include "tinygpt/nn/block.h"
 
-#include "autograd/ops.h"
+#include "tinygpt/autograd/ops.h"
 
 namespace tg::nn {
 

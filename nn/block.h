@@ -8,9 +8,9 @@
 #pragma once
 #include <memory>
 
-#include "nn/attention.h"
-#include "nn/layer_norm.h"
-#include "nn/mlp.h"
+#include "tinygpt/nn/attention.h"
+#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/mlp.h"
 
 namespace tg::nn {
 

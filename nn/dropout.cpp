@@ -1,8 +1,8 @@
-#include "nn/dropout.h"
+#include "tinygpt/nn/dropout.h"
 
 #include <sstream>
 
-#include "nn/functional/dropout.h"
+#include "tinygpt/nn/functional/dropout.h"
 
 namespace tg::nn {
 

@@ -6,8 +6,8 @@
 #pragma once
 #include <memory>
 
-#include "nn/module.h"
-#include "tensor/random.h"
+#include "tinygpt/nn/module.h"
+#include "tinygpt/tensor/random.h"
 
 namespace tg::nn {
 

@@ -1,6 +1,6 @@
-#include "nn/embedding.h"
+#include "tinygpt/nn/embedding.h"
 
-#include "autograd/ops.h"
+#include "tinygpt/autograd/ops.h"
 
 namespace tg::nn {
 

@@ -7,7 +7,7 @@
 // initialise it with nn/init.h. For inference the table can be kept in bfloat16
 // or int8 blocks (quantize(), nn/quantize.h): rows are widened as looked up.
 #pragma once
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 namespace tg::nn {
 

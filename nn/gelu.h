@@ -1,8 +1,8 @@
 // GELU: the module over the fused nn::gelu (nn/functional/gelu.h), tanh
 // approximation (GPT-2) or exact erf. Elementwise, any shape. No parameters.
 #pragma once
-#include "nn/functional/gelu.h"
-#include "nn/module.h"
+#include "tinygpt/nn/functional/gelu.h"
+#include "tinygpt/nn/module.h"
 
 namespace tg::nn {
 

@@ -1,9 +1,9 @@
-#include "nn/init.h"
+#include "tinygpt/nn/init.h"
 
 #include <cmath>
 
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn::init {
 

@@ -5,8 +5,8 @@
 // For a 2-D weight (rows, cols), fan_in = cols and fan_out = rows, as PyTorch
 // computes them (a Linear weight (out, in), an Embedding table (V, C)).
 #pragma once
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn::init {
 

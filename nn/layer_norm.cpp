@@ -1,9 +1,9 @@
-#include "nn/layer_norm.h"
+#include "tinygpt/nn/layer_norm.h"
 
 #include <sstream>
 
-#include "nn/functional/layer_norm.h"
-#include "tensor/factory.h"
+#include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/tensor/factory.h"
 
 namespace tg::nn {
 

@@ -5,7 +5,7 @@
 // Without bias (GPTConfig::bias = false, as nanoGPT allows) the op gets a
 // constant zero bias that is not a parameter.
 #pragma once
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 namespace tg::nn {
 

@@ -1,9 +1,9 @@
-#include "nn/linear.h"
+#include "tinygpt/nn/linear.h"
 
-#include "autograd/grad_mode.h"
-#include "autograd/ops.h"
-#include "tensor/elementwise.h"
-#include "tensor/quantized_matmul.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/quantized_matmul.h"
 
 namespace tg::nn {
 

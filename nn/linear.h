@@ -17,7 +17,7 @@
 // The module that owns a Linear names what it is for (set_profile_role("mlp.c_fc")):
 // the profile's GEMM rows of its forward and backward products (tensor/profile.h).
 #pragma once
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 namespace tg::nn {
 

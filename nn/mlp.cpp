@@ -1,4 +1,4 @@
-#include "nn/mlp.h"
+#include "tinygpt/nn/mlp.h"
 
 namespace tg::nn {
 

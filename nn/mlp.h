@@ -6,10 +6,10 @@
 #pragma once
 #include <memory>
 
-#include "nn/dropout.h"
-#include "nn/gelu.h"
-#include "nn/linear.h"
-#include "nn/transformer_options.h"
+#include "tinygpt/nn/dropout.h"
+#include "tinygpt/nn/gelu.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/transformer_options.h"
 
 namespace tg::nn {
 

@@ -1,9 +1,9 @@
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "tensor/factory.h"
+#include "tinygpt/tensor/factory.h"
 
 namespace tg::nn {
 

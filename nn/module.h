@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/quantized_matrix.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/quantized_matrix.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 namespace tg::nn {
 

@@ -1,8 +1,8 @@
-#include "nn/parameter_arena.h"
+#include "tinygpt/nn/parameter_arena.h"
 
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

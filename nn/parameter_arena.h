@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "nn/module.h"
-#include "nn/parameter_layout.h"
+#include "tinygpt/nn/module.h"
+#include "tinygpt/nn/parameter_layout.h"
 
 namespace tg::nn {
 

@@ -1,7 +1,7 @@
-#include "nn/parameter_layout.h"
+#include "tinygpt/nn/parameter_layout.h"
 
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 

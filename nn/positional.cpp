@@ -1,9 +1,9 @@
-#include "nn/positional.h"
+#include "tinygpt/nn/positional.h"
 
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

@@ -13,7 +13,7 @@
 // `offset` is the absolute position of the first row: 0 in training, the number
 // of positions already in the KV cache during generation.
 #pragma once
-#include "nn/module.h"
+#include "tinygpt/nn/module.h"
 
 namespace tg::nn {
 

@@ -1,11 +1,11 @@
-#include "nn/quantize.h"
+#include "tinygpt/nn/quantize.h"
 
 #include <map>
 #include <optional>
 
-#include "nn/embedding.h"
-#include "nn/linear.h"
-#include "nn/positional.h"
+#include "tinygpt/nn/embedding.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/positional.h"
 
 namespace tg::nn {
 

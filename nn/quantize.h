@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "nn/module.h"
-#include "tensor/quantized_matrix.h"
+#include "tinygpt/nn/module.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 namespace tg::nn {
 

@@ -1,6 +1,6 @@
-#include "nn/transformer_options.h"
+#include "tinygpt/nn/transformer_options.h"
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::nn {
 

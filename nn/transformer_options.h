@@ -3,8 +3,8 @@
 #pragma once
 #include <cstdint>
 
-#include "nn/gelu_approximation.h"
-#include "tensor/dtype.h"
+#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/dtype.h"
 
 namespace tg::nn {
 

@@ -1,4 +1,4 @@
-#include "tensor/atomic_file.h"
+#include "tinygpt/tensor/atomic_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/bfloat16_convert.h"
 
 #include <algorithm>
 

@@ -14,7 +14,7 @@
 #pragma once
 #include <cstdint>
 
-#include "tensor/bfloat16.h"
+#include "tinygpt/tensor/bfloat16.h"
 
 namespace tg::raw {
 

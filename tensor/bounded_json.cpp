@@ -1,6 +1,6 @@
-#include "tensor/bounded_json.h"
+#include "tinygpt/tensor/bounded_json.h"
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,8 +1,8 @@
-#include "tensor/concat.h"
+#include "tinygpt/tensor/concat.h"
 
 #include <algorithm>
 
-#include "tensor/view.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tensor/bfloat16.h"
-#include "tensor/error.h"
+#include "tinygpt/tensor/bfloat16.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

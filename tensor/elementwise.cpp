@@ -1,12 +1,12 @@
-#include "tensor/elementwise.h"
+#include "tinygpt/tensor/elementwise.h"
 
 #include <cmath>
 
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/strided_loop.h"
-#include "tensor/vector_math.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/strided_loop.h"
+#include "tinygpt/tensor/vector_math.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

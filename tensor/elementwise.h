@@ -5,7 +5,7 @@
 // broadcast shape. Comparisons return bool tensors. A double scalar operand takes
 // the tensor's dtype.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::raw {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/shape.h"
+#include "tinygpt/tensor/shape.h"
 
 namespace tg {
 

@@ -1,9 +1,9 @@
-#include "tensor/factory.h"
+#include "tinygpt/tensor/factory.h"
 
 #include <cmath>
 
-#include "tensor/profile.h"
-#include "tensor/strided_loop.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/strided_loop.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "tensor/gemm.h"
+#include "tinygpt/tensor/gemm.h"
 
 #include <cblas.h>
 

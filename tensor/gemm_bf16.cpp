@@ -1,14 +1,14 @@
-#include "tensor/gemm_bf16.h"
+#include "tinygpt/tensor/gemm_bf16.h"
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-#include "tensor/bfloat16_convert.h"
-#include "tensor/error.h"
-#include "tensor/gemm.h"
-#include "tensor/gemm_bf16_avx512_bf16.h"
-#include "tensor/isa.h"
+#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/gemm_bf16_avx512_bf16.h"
+#include "tinygpt/tensor/isa.h"
 
 namespace tg::raw {
 

@@ -26,7 +26,7 @@
 // through it from L2. k blocks of 384 rather than 256 measured 10-25% faster
 // where k is 384 or 768 (the forward products of baby and gpt2): c is then
 // read and written once or twice, not two or three times.
-#include "tensor/gemm_bf16_avx512_bf16.h"
+#include "tinygpt/tensor/gemm_bf16_avx512_bf16.h"
 
 #include <immintrin.h>
 #include <omp.h>

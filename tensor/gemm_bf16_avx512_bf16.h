@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "tensor/bfloat16.h"
+#include "tinygpt/tensor/bfloat16.h"
 
 namespace tg::raw::isa_avx512_bf16 {
 

@@ -1,4 +1,4 @@
-#include "tensor/gemv.h"
+#include "tinygpt/tensor/gemv.h"
 
 #include <algorithm>
 

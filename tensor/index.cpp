@@ -1,15 +1,15 @@
-#include "tensor/index.h"
+#include "tinygpt/tensor/index.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <string>
 
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/strided_loop.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/strided_loop.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

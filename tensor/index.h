@@ -2,7 +2,7 @@
 // Indices are int64; an index out of range throws naming the index, the dim and
 // the shape.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::raw {
 

@@ -1,11 +1,11 @@
-#include "tensor/isa.h"
+#include "tinygpt/tensor/isa.h"
 
 #include <cpuid.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "tensor/matmul.h"
+#include "tinygpt/tensor/matmul.h"
 
 // cblas_sgemv / cblas_dgemv are called here directly: gemv below is their only
 // user. Matrix products go through raw::gemm (tensor/gemm.h).
@@ -10,11 +10,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/gemm.h"
-#include "tensor/gemv.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

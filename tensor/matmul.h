@@ -14,7 +14,7 @@
 // function on transposed views, dA = dC @ B^T and dB = A^T @ dC: fresh tensors,
 // which the autograd engine adds into any gradient already there.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::raw {
 

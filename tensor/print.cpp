@@ -1,4 +1,4 @@
-#include "tensor/print.h"
+#include "tinygpt/tensor/print.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "tensor/process_environment.h"
+#include "tinygpt/tensor/process_environment.h"
 
 #include <cblas.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "tensor/isa.h"
-#include "tensor/thread_governor.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/thread_governor.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "tensor/profile.h"
+#include "tinygpt/tensor/profile.h"
 
 #include <omp.h>
 

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,6 +1,6 @@
 // Which set of row kernels (tensor/quantized_kernels.h) runs on this CPU.
-#include "tensor/quantized_kernels.h"
-#include "tensor/quantized_kernels_avx512_bf16.h"
+#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/quantized_kernels_avx512_bf16.h"
 
 namespace tg {
 

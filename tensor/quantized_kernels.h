@@ -24,9 +24,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/bfloat16.h"
-#include "tensor/isa.h"
-#include "tensor/quantized_matrix.h"
+#include "tinygpt/tensor/bfloat16.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 // GCC 12's AVX-512 widening intrinsics start from an "undefined" vector that
 // -Wmaybe-uninitialized and -Wuninitialized report once inlined (GCC bug

@@ -21,7 +21,7 @@
 //
 // A row's last, shorter vector is loaded under a mask (zeros beyond the row),
 // so every row length takes the same path.
-#include "tensor/quantized_kernels_avx512_bf16.h"
+#include "tinygpt/tensor/quantized_kernels_avx512_bf16.h"
 
 #include <immintrin.h>
 

@@ -1,16 +1,16 @@
-#include "tensor/quantized_matmul.h"
+#include "tinygpt/tensor/quantized_matmul.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "tensor/bfloat16_convert.h"
-#include "tensor/gemm.h"
-#include "tensor/gemm_bf16.h"
-#include "tensor/profile.h"
-#include "tensor/quantized_kernels.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

@@ -22,7 +22,7 @@
 #pragma once
 #include <cstdint>
 
-#include "tensor/quantized_matrix.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 namespace tg::raw {
 

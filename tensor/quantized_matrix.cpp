@@ -1,4 +1,4 @@
-#include "tensor/quantized_matrix.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 #include <immintrin.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/index.h"
-#include "tensor/quantized_kernels.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/index.h"
+#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor/bfloat16.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/bfloat16.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 

@@ -1,9 +1,9 @@
-#include "tensor/random.h"
+#include "tinygpt/tensor/random.h"
 
 #include <cmath>
 #include <numbers>
 
-#include "tensor/threads.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg {
 

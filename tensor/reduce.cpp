@@ -27,7 +27,7 @@
 //
 // Empty reductions follow PyTorch: sum = 0, mean = NaN, var = NaN; max over an
 // empty dim throws.
-#include "tensor/reduce.h"
+#include "tinygpt/tensor/reduce.h"
 
 #include <omp.h>
 
@@ -38,10 +38,10 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/profile.h"
-#include "tensor/strided_loop.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/strided_loop.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

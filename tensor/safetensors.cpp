@@ -1,4 +1,4 @@
-#include "tensor/safetensors.h"
+#include "tinygpt/tensor/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -16,9 +16,9 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
-#include "tensor/atomic_file.h"
-#include "tensor/bounded_json.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 

@@ -1,6 +1,6 @@
-#include "tensor/shape.h"
+#include "tinygpt/tensor/shape.h"
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg {
 

@@ -14,7 +14,7 @@
 
 #include <immintrin.h>
 
-#include "tensor/isa.h"
+#include "tinygpt/tensor/isa.h"
 
 namespace tg::simd {
 // One copy per instruction set (tensor/isa.h): the kernel files inline their own.

@@ -23,8 +23,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/isa.h"
-#include "tensor/simd.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/simd.h"
 
 namespace tg::raw {
 // One copy per instruction set (tensor/isa.h): the kernel files inline their own.

@@ -10,7 +10,7 @@
 // no exp overflows and the largest term is exactly 1. A row of all -inf gives
 // -inf - -inf = NaN everywhere, as in PyTorch. Sums accumulate in double (the
 // accumulation policy of every softmax: softmax.h).
-#include "tensor/softmax.h"
+#include "tinygpt/tensor/softmax.h"
 
 #include <omp.h>
 
@@ -23,9 +23,9 @@
 #include <tuple>
 #include <vector>
 
-#include "tensor/threads.h"
-#include "tensor/vector_math.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/vector_math.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 

@@ -21,7 +21,7 @@
 // Those three cannot call the functions below without changing their numbers;
 // each says so where it computes its own.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::raw {
 

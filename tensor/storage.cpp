@@ -1,4 +1,4 @@
-#include "tensor/storage.h"
+#include "tinygpt/tensor/storage.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/profile.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/profile.h"
 
 namespace tg {
 

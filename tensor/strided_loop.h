@@ -19,8 +19,8 @@
 #include <array>
 #include <cstdint>
 
-#include "tensor/shape.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/shape.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg {
 

@@ -1,4 +1,4 @@
-#include "tensor/team.h"
+#include "tinygpt/tensor/team.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

@@ -1,4 +1,4 @@
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 #include <limits>
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
-#include "tensor/storage.h"
+#include "tinygpt/tensor/dtype.h"
+#include "tinygpt/tensor/shape.h"
+#include "tinygpt/tensor/storage.h"
 
 namespace tg {
 

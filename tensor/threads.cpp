@@ -1,4 +1,4 @@
-#include "tensor/threads.h"
+#include "tinygpt/tensor/threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -6,8 +6,8 @@
 #include <atomic>
 #include <string>
 
-#include "tensor/error.h"
-#include "tensor/process_environment.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/process_environment.h"
 
 namespace tg {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "tensor/isa.h"
+#include "tinygpt/tensor/isa.h"
 
 namespace tg {
 // One copy per instruction set (tensor/isa.h): AVX-512 kernels inline their own.

@@ -1,9 +1,9 @@
-#include "tensor/view.h"
+#include "tinygpt/tensor/view.h"
 
 #include <algorithm>
 
-#include "tensor/profile.h"
-#include "tensor/strided_loop.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/strided_loop.h"
 
 namespace tg::raw {
 

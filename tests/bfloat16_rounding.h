@@ -3,8 +3,8 @@
 // that compute the expected result in float32. The rounding is the library's
 // own (copy_ into a bfloat16 tensor, tensor/bfloat16.h).
 #pragma once
-#include "tensor/tensor.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/tensor.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::testing {
 

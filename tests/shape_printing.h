@@ -6,7 +6,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
-#include "tensor/shape.h"
+#include "tinygpt/tensor/shape.h"
 
 namespace doctest {
 

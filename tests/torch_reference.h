@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/ops.h"
+#include "tinygpt/autograd/ops.h"
 
 namespace tg::testing {
 

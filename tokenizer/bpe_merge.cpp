@@ -1,7 +1,7 @@
 // The two merge algorithms. A pair's rank is the id of the token it merges
 // into (see bpe_vocabulary.h); no_token, the largest id, stands for "does not
 // merge", so a plain minimum finds the next merge.
-#include "tokenizer/bpe_merge.h"
+#include "tinygpt/tokenizer/bpe_merge.h"
 
 #include <cstdint>
 #include <queue>

@@ -10,7 +10,7 @@
 // words at every merge cost O(merges x n). A max-heap of (count, pair) finds
 // the next merge; an entry whose count is no longer current is skipped, because
 // a fresh entry was pushed when the count changed.
-#include "tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
 
 #include <algorithm>
 #include <limits>
@@ -18,9 +18,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "tokenizer/byte_alphabet.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
 
 namespace tg::tokenizer {
 

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tokenizer/bpe_vocabulary.h"
+#include "tinygpt/tokenizer/bpe_vocabulary.h"
 
 namespace tg::tokenizer {
 

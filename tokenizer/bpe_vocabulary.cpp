@@ -1,11 +1,11 @@
 // Building a BPE vocabulary: checking its invariants, then filling the two
 // look-up tables that encoding needs.
-#include "tokenizer/bpe_vocabulary.h"
+#include "tinygpt/tokenizer/bpe_vocabulary.h"
 
 #include <algorithm>
 
-#include "tokenizer/byte_alphabet.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg::tokenizer {
 

@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/errors.h"
-#include "tokenizer/hash_tables.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/hash_tables.h"
 
 namespace tg::tokenizer {
 

@@ -1,7 +1,7 @@
 // The tables of GPT-2's byte alphabet, built once on first use.
-#include "tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
 
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 namespace tg::tokenizer {
 

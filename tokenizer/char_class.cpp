@@ -5,7 +5,7 @@
 // stage two holds the classes of that block's 256 code points. Most blocks are
 // identical (all 'other', all CJK letters), so they are stored once: the
 // tables take about 60 KB, and a look-up is two loads.
-#include "tokenizer/char_class.h"
+#include "tinygpt/tokenizer/char_class.h"
 
 #include <map>
 #include <vector>
@@ -21,7 +21,7 @@ struct ClassRange {
 };
 
 constexpr ClassRange letter_and_number_ranges[] = {
-#include "tokenizer/unicode_ranges.inc"
+#include "tinygpt/tokenizer/unicode_ranges.inc"
 };
 
 constexpr char32_t code_point_limit = 0x110000;

@@ -1,11 +1,11 @@
 // CharTokenizer: a sorted vector of code points, searched by bisection (and a
 // direct table for ASCII, which is most text).
-#include "tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
 
 #include <algorithm>
 
-#include "tokenizer/errors.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 namespace tg::tokenizer {
 

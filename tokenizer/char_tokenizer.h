@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/errors.h"
-#include "tokenizer/token_id.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/token_id.h"
 
 namespace tg::tokenizer {
 

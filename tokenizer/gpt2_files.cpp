@@ -1,6 +1,6 @@
 // Reading and writing encoder.json + vocab.bpe, with the checks listed in
 // gpt2_files.h. nlohmann/json parses the JSON; vocab.bpe is parsed by hand.
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 #include <nlohmann/json.hpp>
 
@@ -8,8 +8,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "tokenizer/byte_alphabet.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg::tokenizer {
 

@@ -22,7 +22,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tokenizer/bpe_vocabulary.h"
+#include "tinygpt/tokenizer/bpe_vocabulary.h"
 
 namespace tg::tokenizer {
 

@@ -1,9 +1,9 @@
 // The scanner behind Gpt2PieceScanner. Each branch below is one alternative of
 // GPT-2's pattern, in the pattern's order; the comments quote it.
-#include "tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
 
-#include "tokenizer/char_class.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/char_class.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 namespace tg::tokenizer {
 

@@ -1,12 +1,12 @@
 // Gpt2Tokenizer: the pre-tokeniser and the merge loop put together, plus the
 // handling of special tokens.
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
-#include "tokenizer/bpe_merge.h"
-#include "tokenizer/byte_alphabet.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_files.h"
-#include "tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/bpe_merge.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
 
 namespace tg::tokenizer {
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/bpe_vocabulary.h"
+#include "tinygpt/tokenizer/bpe_vocabulary.h"
 
 namespace tg::tokenizer {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/token_id.h"
+#include "tinygpt/tokenizer/token_id.h"
 
 namespace tg::tokenizer {
 

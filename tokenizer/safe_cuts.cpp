@@ -1,9 +1,9 @@
 // The two cut rules of safe_cuts.h. Characters are decoded as the GPT-2 scanner
 // decodes them (utf8.h, char_class.h), so "whitespace" means the same here as there.
-#include "tokenizer/safe_cuts.h"
+#include "tinygpt/tokenizer/safe_cuts.h"
 
-#include "tokenizer/char_class.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/char_class.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 namespace tg::tokenizer {
 

@@ -1,12 +1,12 @@
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 #include <cstdio>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/gpt2_files.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 namespace tg::tokenizer {
 

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tokenizer/char_tokenizer.h"
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 namespace tg::tokenizer {
 

@@ -1,6 +1,6 @@
 // UTF-8 decoding and encoding by the rules of RFC 3629 / Unicode chapter 3:
 // the shortest form only, no surrogates, nothing above U+10FFFF.
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 #include <cstdio>
 

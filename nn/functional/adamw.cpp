@@ -1,17 +1,17 @@
 // AdamW: the checks and the scalars of one update, computed as torch computes
 // them, and the threads' shares; the loop itself is adamw_kernel
 // (adamw_kernels.h), from the kernel table.
-#include "nn/functional/adamw.h"
+#include "tinygpt/nn/functional/adamw.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "nn/functional/kernel_table.h"
-#include "tensor/error.h"
-#include "tensor/profile.h"
-#include "tensor/threads.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::nn {
 

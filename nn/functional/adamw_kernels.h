@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/isa.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::nn {
 

@@ -1,18 +1,18 @@
 // Causal attention: the op (its checks, the recorded backward), the causal
 // mask and the reference composition. The kernels, with the formulas of forward
 // and backward: attention_kernels.h.
-#include "nn/functional/attention.h"
+#include "tinygpt/nn/functional/attention.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "nn/functional/attention_kernels.h"
-#include "nn/functional/kernel_table.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/attention_kernels.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

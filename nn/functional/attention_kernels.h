@@ -46,11 +46,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "tensor/gemv.h"
-#include "tensor/isa.h"
-#include "tensor/simd.h"
-#include "tensor/small_gemm.h"
-#include "tensor/vector_math.h"
+#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/simd.h"
+#include "tinygpt/tensor/small_gemm.h"
+#include "tinygpt/tensor/vector_math.h"
 
 namespace tg::nn {
 

@@ -1,18 +1,18 @@
 // Cross-entropy: the op, its checks and its reference composition. The
 // kernels, with the formulas: cross_entropy_kernels.h.
-#include "nn/functional/cross_entropy.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "nn/functional/kernel_table.h"
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

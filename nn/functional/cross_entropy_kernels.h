@@ -17,10 +17,10 @@
 #include <limits>
 #include <vector>
 
-#include "tensor/isa.h"
-#include "tensor/simd.h"
-#include "tensor/threads.h"
-#include "tensor/vector_math.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/simd.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/vector_math.h"
 
 namespace tg::nn {
 // One copy per instruction set (tensor/isa.h).

@@ -1,16 +1,16 @@
 // Dropout: the masked scaling kernel (forward and backward are the same
 // function: dx = dy * mask / (1 - p)), the op, and its reference composition.
-#include "nn/functional/dropout.h"
+#include "tinygpt/nn/functional/dropout.h"
 
 #include <cmath>
 #include <optional>
 #include <vector>
 
-#include "autograd/elementwise_ops.h"
-#include "autograd/node.h"
-#include "tensor/profile.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/elementwise_ops.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

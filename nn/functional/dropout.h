@@ -7,8 +7,8 @@
 // backward recomputes it from those two numbers instead of storing it. One 64-bit
 // draw decides two elements, so each call advances the generator by ceil(numel / 2).
 #pragma once
-#include "tensor/random.h"
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 

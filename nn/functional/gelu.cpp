@@ -1,17 +1,17 @@
 // GELU: the op (its checks, the recorded backward) and its reference
 // composition. The kernels, with the formulas of both forms: gelu_kernels.h.
-#include "nn/functional/gelu.h"
+#include "tinygpt/nn/functional/gelu.h"
 
 #include <cmath>
 #include <numbers>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "nn/functional/gelu_kernels.h"
-#include "nn/functional/kernel_table.h"
-#include "tensor/elementwise.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/gelu_kernels.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

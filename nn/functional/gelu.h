@@ -8,8 +8,8 @@
 // Elementwise on any shape; float32 or float64. The kernels, value and slope of
 // both forms side by side: nn/functional/gelu_kernels.h.
 #pragma once
-#include "nn/gelu_approximation.h"
-#include "tensor/tensor.h"
+#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 

@@ -28,10 +28,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "nn/gelu_approximation.h"
-#include "tensor/isa.h"
-#include "tensor/threads.h"
-#include "tensor/vector_math.h"
+#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/vector_math.h"
 
 namespace tg::nn {
 

@@ -1,14 +1,14 @@
 // Compiled twice (nn/functional/CMakeLists.txt): for AVX2, where TG_ISA is
 // isa_avx2, and for AVX-512, where it is isa_avx512. Each compilation
 // instantiates the kernels in its own namespace and fills that namespace's tables.
-#include "nn/functional/kernel_table.h"
+#include "tinygpt/nn/functional/kernel_table.h"
 
-#include "nn/functional/adamw_kernels.h"
-#include "nn/functional/attention_kernels.h"
-#include "nn/functional/cross_entropy_kernels.h"
-#include "nn/functional/gelu_kernels.h"
-#include "nn/functional/layer_norm_kernels.h"
-#include "nn/functional/rope_kernels.h"
+#include "tinygpt/nn/functional/adamw_kernels.h"
+#include "tinygpt/nn/functional/attention_kernels.h"
+#include "tinygpt/nn/functional/cross_entropy_kernels.h"
+#include "tinygpt/nn/functional/gelu_kernels.h"
+#include "tinygpt/nn/functional/layer_norm_kernels.h"
+#include "tinygpt/nn/functional/rope_kernels.h"
 
 namespace tg::nn::TG_ISA {
 

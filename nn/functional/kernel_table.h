@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/functional/adamw_kernels.h"
-#include "nn/functional/attention_kernels.h"
-#include "nn/functional/layer_norm_kernels.h"
-#include "nn/gelu_approximation.h"
-#include "tensor/isa.h"
-#include "tensor/shape.h"
+#include "tinygpt/nn/functional/adamw_kernels.h"
+#include "tinygpt/nn/functional/attention_kernels.h"
+#include "tinygpt/nn/functional/layer_norm_kernels.h"
+#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/shape.h"
 
 namespace tg::nn {
 

@@ -1,15 +1,15 @@
 // Layer normalisation: the op (its checks, the recorded backward) and its
 // reference composition. The kernels, with the formulas: layer_norm_kernels.h.
-#include "nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/layer_norm.h"
 
 #include <vector>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "nn/functional/layer_norm_kernels.h"
-#include "nn/functional/kernel_table.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/layer_norm_kernels.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

@@ -7,7 +7,7 @@
 //
 // The kernels, forward and backward side by side: nn/functional/layer_norm_kernels.h.
 #pragma once
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 

@@ -25,8 +25,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/isa.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::nn {
 

@@ -1,16 +1,16 @@
 // Rotary position embedding: the op (its checks, the recorded backward) and
 // its reference composition. The kernels, with the formulas: rope_kernels.h.
-#include "nn/functional/rope.h"
+#include "tinygpt/nn/functional/rope.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "nn/functional/rope_kernels.h"
-#include "nn/functional/kernel_table.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/rope_kernels.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

@@ -18,7 +18,7 @@
 #pragma once
 #include <cstdint>
 
-#include "tensor/tensor.h"
+#include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 

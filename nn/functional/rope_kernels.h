@@ -21,9 +21,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/shape.h"
-#include "tensor/isa.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/shape.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::nn {
 // One copy per instruction set (tensor/isa.h).

@@ -1,9 +1,9 @@
-#include "nn/optim/adamw.h"
+#include "tinygpt/nn/optim/adamw.h"
 
-#include "nn/functional/adamw.h"
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/nn/functional/adamw.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/parameter_arena.h"
+#include "tinygpt/nn/parameter_arena.h"
 
 namespace tg::nn {
 

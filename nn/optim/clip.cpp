@@ -1,10 +1,10 @@
-#include "nn/optim/clip.h"
+#include "tinygpt/nn/optim/clip.h"
 
 #include <cmath>
 
-#include "tensor/elementwise.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 

@@ -10,7 +10,7 @@
 #pragma once
 #include <vector>
 
-#include "nn/parameter_arena.h"
+#include "tinygpt/nn/parameter_arena.h"
 
 namespace tg::nn {
 

@@ -1,9 +1,9 @@
-#include "nn/optim/schedule.h"
+#include "tinygpt/nn/optim/schedule.h"
 
 #include <cmath>
 #include <numbers>
 
-#include "tensor/error.h"
+#include "tinygpt/tensor/error.h"
 
 namespace tg::nn {
 

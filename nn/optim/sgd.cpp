@@ -1,7 +1,7 @@
-#include "nn/optim/sgd.h"
+#include "tinygpt/nn/optim/sgd.h"
 
-#include "tensor/factory.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/threads.h"
 
 namespace tg::nn {
 

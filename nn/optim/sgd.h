@@ -8,7 +8,7 @@
 // Every parameter is treated alike, so a step is one loop over the arena's (P,)
 // params and grads; the momentum buffer is a (P,) buffer in the arena's layout.
 #pragma once
-#include "nn/parameter_arena.h"
+#include "tinygpt/nn/parameter_arena.h"
 
 namespace tg::nn {
 

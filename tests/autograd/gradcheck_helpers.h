@@ -6,9 +6,9 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/gradcheck.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::testing {
 

@@ -2,8 +2,8 @@
 // bit, the generator rewind, nesting (backward inside backward) and what is kept.
 #include <doctest/doctest.h>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
 
 using namespace tg;

@@ -1,10 +1,10 @@
 // The tape: accumulation, reuse, no-grad, detach, release, memory.
 #include <doctest/doctest.h>
 
-#include "autograd/ops.h"
+#include "tinygpt/autograd/ops.h"
 #include <cmath>
 
-#include "autograd/node.h"
+#include "tinygpt/autograd/node.h"
 
 using namespace tg;
 

@@ -3,12 +3,12 @@
 
 #include <cmath>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
-#include "autograd/node.h"
-#include "tensor/elementwise.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

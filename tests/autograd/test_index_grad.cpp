@@ -1,9 +1,9 @@
 // Gradients of indexing, joining and splitting: exact small cases and numeric checks.
 #include <doctest/doctest.h>
 
-#include "autograd/ops.h"
+#include "tinygpt/autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "tests/bfloat16_rounding.h"
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
-#include "tensor/reduce.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/reduce.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 using tg::testing::rounded_to_bfloat16;

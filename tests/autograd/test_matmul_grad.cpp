@@ -1,10 +1,10 @@
 // Gradients of the matrix product: exact small cases and numeric checks.
 #include <doctest/doctest.h>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
 #include "tests/autograd/gradcheck_helpers.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -5,14 +5,14 @@
 
 #include <functional>
 
-#include "autograd/backward.h"
-#include "autograd/elementwise_ops.h"
-#include "autograd/gradcheck.h"
-#include "autograd/reduce_ops.h"
-#include "autograd/view_ops.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/autograd/elementwise_ops.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/reduce_ops.h"
+#include "tinygpt/autograd/view_ops.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "tensor/safetensors.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/view.h"
 #include "torch_reference.h"
 
 namespace {

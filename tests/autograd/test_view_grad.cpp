@@ -1,8 +1,8 @@
 // Numeric gradient checks of the differentiable views.
 #include <doctest/doctest.h>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
 
 using namespace tg;
 

@@ -78,7 +78,7 @@ else
 fi
 
 # --help says what it writes.
-"$tinygpt" prepare --help | grep -q "train.bin" || fail "prepare --help does not say what it writes"
+"$tinygpt" prepare --help >"$work/help.txt" && grep -q "train.bin" "$work/help.txt" || fail "prepare --help does not say what it writes"
 
 # Errors: one line, exit 1 for a file that is not there or not text, 2 for a bad flag; nothing left that looks done.
 expect_exit "missing file" 1 "cannot read '$work/missing.txt'" \

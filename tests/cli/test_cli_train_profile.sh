@@ -14,7 +14,8 @@ for _ in $(seq 60); do echo "First Citizen: we are accounted poor citizens, the 
 flags=(--data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 8 --batch-size 2 --eval-iters 1
        --seed 5)
 
-"$tinygpt" train --help | grep -q -- "--profile" || fail "train --help does not list --profile"
+# Read whole before grep: grep -q leaves at the first match, and the rest of the help would meet a closed pipe.
+"$tinygpt" train --help >"$work/help.txt" && grep -q -- "--profile" "$work/help.txt" || fail "train --help does not list --profile"
 
 if ! "$tinygpt" train "${flags[@]}" --iters 4 --out "$work/run" --profile 2>"$work/train.log"; then
   fail "train --profile: non-zero exit: $(cat "$work/train.log")"

@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/cross_entropy.h"
-#include "nn/functional/layer_norm.h"
-#include "nn/functional/rope.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/rope.h"
 
 using namespace tg;
 using doctest::Contains;

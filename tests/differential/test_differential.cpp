@@ -37,14 +37,14 @@
 #include <string>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/cross_entropy.h"
-#include "nn/functional/gelu.h"
-#include "nn/functional/layer_norm.h"
-#include "nn/functional/rope.h"
-#include "tensor/safetensors.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/nn/functional/gelu.h"
+#include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/rope.h"
+#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/view.h"
 #include "torch_reference.h"
 
 namespace {

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "distributed/communicator.h"
-#include "distributed/job.h"
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/distributed/communicator.h"
+#include "tinygpt/distributed/job.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::dist {
 

@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "distributed/job.h"
-#include "models/checkpoint.h"
-#include "models/train.h"
-#include "models/training_data.h"
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/distributed/job.h"
+#include "tinygpt/distributed/mpi_communicator.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/models/training_data.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/test_train_helpers.h"
 
 namespace tg::testing {
@@ -199,6 +200,7 @@ TEST_CASE("ranks started with different settings are refused") {
 }  // namespace tg::testing
 
 int main(int argc, char** argv) {
+  tg::dist::enable_mpi_jobs();
   tg::dist::Communicator& job = tg::dist::join_job();
   doctest::Context context(argc, argv);
   const int failures = context.run();

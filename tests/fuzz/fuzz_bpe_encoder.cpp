@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "tests/fuzz/property.h"
-#include "tokenizer/bpe_merge.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/gpt2_pretokenizer.h"
-#include "tokenizer/gpt2_tokenizer.h"
-#include "tokenizer/safe_cuts.h"
+#include "tinygpt/tokenizer/bpe_merge.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/safe_cuts.h"
 
 namespace {
 

@@ -13,9 +13,9 @@
 #include <string_view>
 
 #include "tests/fuzz/property.h"
-#include "tokenizer/char_tokenizer.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/safe_cuts.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/safe_cuts.h"
 
 namespace {
 

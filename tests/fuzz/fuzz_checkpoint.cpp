@@ -13,15 +13,15 @@
 // -malloc_limit_mb reports a file that makes the loader allocate gigabytes.
 #include <cstdint>
 
-#include "autograd/grad_mode.h"
-#include "models/checkpoint.h"
-#include "models/gpt.h"
-#include "nn/optim/adamw.h"
-#include "nn/parameter_arena.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/factory.h"
 #include "tests/fuzz/memory_file.h"
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const tg::fuzz::MemoryFile file(data, size);

@@ -8,9 +8,9 @@
 #include <string_view>
 
 #include "tests/fuzz/property.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_files.h"
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 namespace tt = tg::tokenizer;
 

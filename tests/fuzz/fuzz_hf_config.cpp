@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/hf_gpt2.h"
-#include "tensor/bounded_json.h"
-#include "tensor/error.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/error.h"
 #include "tests/fuzz/property.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

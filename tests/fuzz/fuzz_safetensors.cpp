@@ -9,8 +9,8 @@
 #include <cstring>
 #include <optional>
 
-#include "tensor/error.h"
-#include "tensor/safetensors.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/safetensors.h"
 #include "tests/fuzz/memory_file.h"
 #include "tests/fuzz/property.h"
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "inspect/html_report.h"
-#include "inspect/svg.h"
+#include "tinygpt/inspect/html_report.h"
+#include "tinygpt/inspect/svg.h"
 #include "tests/inspect/picture_checks.h"
 #include "tests/inspect/walkthrough_fixture.h"
 

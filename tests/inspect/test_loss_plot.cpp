@@ -3,8 +3,8 @@
 
 #include <sstream>
 
-#include "inspect/loss_plot.h"
-#include "tensor/error.h"
+#include "tinygpt/inspect/loss_plot.h"
+#include "tinygpt/tensor/error.h"
 #include "tests/inspect/picture_checks.h"
 
 using namespace tg;

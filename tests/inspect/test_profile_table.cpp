@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "inspect/profile_table.h"
+#include "tinygpt/inspect/profile_table.h"
 
 using namespace tg;
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "inspect/stage_descriptions.h"
-#include "inspect/walkthrough.h"
+#include "tinygpt/inspect/stage_descriptions.h"
+#include "tinygpt/inspect/walkthrough.h"
 #include "tests/inspect/walkthrough_fixture.h"
 
 using namespace tg;
@@ -31,12 +31,16 @@ std::string read_text(const fs::path& path) {
 }
 
 // The source paths in `text`, relative to the project root: "nn/linear.cpp",
-// "tests/models/test_gpt.cpp" (lower-case names ending in .h or .cpp).
+// "tests/models/test_gpt.cpp" (lower-case names ending in .h or .cpp). An include's
+// "tinygpt/" prefix names the project root itself.
 std::vector<std::string> source_paths_in(const std::string& text) {
   static const std::regex kPath(R"((^|[^A-Za-z0-9_./-])([a-z0-9_]+(/[a-z0-9_]+)*\.(h|cpp))\b)");
   std::vector<std::string> paths;
-  for (auto match = std::sregex_iterator(text.begin(), text.end(), kPath); match != std::sregex_iterator(); ++match)
-    paths.push_back((*match)[2]);
+  for (auto match = std::sregex_iterator(text.begin(), text.end(), kPath); match != std::sregex_iterator(); ++match) {
+    std::string path = (*match)[2];
+    if (path.rfind("tinygpt/", 0) == 0) path.erase(0, 8);
+    paths.push_back(path);
+  }
   return paths;
 }
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "inspect/svg.h"
-#include "tensor/error.h"
-#include "tensor/factory.h"
+#include "tinygpt/inspect/svg.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/factory.h"
 #include "tests/inspect/picture_checks.h"
 
 using namespace tg;

@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "inspect/text_report.h"
+#include "tinygpt/inspect/text_report.h"
 #include "tests/inspect/walkthrough_fixture.h"
 
 using namespace tg;

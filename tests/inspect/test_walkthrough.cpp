@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "inspect/walkthrough.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/inspect/walkthrough.h"
 #include "tests/inspect/walkthrough_fixture.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/tokenizer/errors.h"
 
 using namespace tg;
 using namespace tg::inspect;

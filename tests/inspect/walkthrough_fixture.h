@@ -2,9 +2,9 @@
 #pragma once
 #include <string>
 
-#include "models/gpt.h"
+#include "tinygpt/models/gpt.h"
 #include "tests/models/tiny_gpt_config.h"
-#include "tokenizer/text_tokenizer.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg::testing {
 

@@ -2,8 +2,11 @@
 # tinygpt as a library: installs the build into a scratch prefix, builds
 # examples/ against it as a separate project (find_package(tinygpt),
 # tinygpt::tinygpt, headers as <tinygpt/...>), trains a tiny model with one
-# example and reads its next-token distribution with the other. Also checks
-# that a library-only configuration needs neither CLI11 nor doctest.
+# example and reads its next-token distribution with the other. Then a consumer
+# with its own tensor/ and models/ folders builds with the umbrella header and
+# tg::load_model, without MPI and with COMPONENTS mpi; the package names no path
+# of this machine. Also checks that a library-only configuration needs neither
+# CLI11 nor doctest.
 #
 # usage: test_examples.sh BUILD_DIR   (CTest passes the release build's directory)
 set -uo pipefail
@@ -39,6 +42,72 @@ for _ in $(seq 200); do echo "abcdef"; done >"$work/lines.txt"
   || fail "next_token: after 'abcdef' the likeliest token is not shown as '\\n' in a 5-line table: $(cat "$work/out")"
 "$work/examples/next_token" "$work/run/missing.safetensors" "x" >/dev/null 2>"$work/err"
 [[ $? -eq 1 ]] && grep -q "missing.safetensors" "$work/err" || fail "next_token on a missing file: $(cat "$work/err")"
+
+# The run's directory works as well as its file (tg::load_model, as sample --ckpt DIR).
+"$work/examples/next_token" "$work/run" "To be, or not to b" >"$work/out_dir" 2>"$work/err" \
+  || fail "next_token on a run directory: $(cat "$work/err")"
+cmp -s "$work/out_dir" <("$work/examples/next_token" "$work/run/best.safetensors" "To be, or not to b" 2>/dev/null) \
+  || fail "next_token: the run directory and its best.safetensors differ"
+
+# The package names no path of this machine: OpenBLAS is found again by the consumer.
+openblas=$(grep -h "OPENBLAS_OPENMP_LIBRARY:FILEPATH=" "$build_dir/CMakeCache.txt" | cut -d= -f2)
+! grep -rqF "$openblas" "$work/prefix/lib/cmake/tinygpt" || fail "install: the package names $openblas"
+[[ -z $(grep -rl "include/tinygpt\"" "$work/prefix/lib/cmake/tinygpt") ]] || fail "install: include/tinygpt is on the consumer's path"
+
+# A consumer with its own tensor/ and models/ folders (each header an #error): the umbrella
+# header, one call to load a model, and no MPI (disabled) unless it asks for the component.
+mkdir -p "$work/consumer/tensor" "$work/consumer/models"
+for header in tensor/tensor.h tensor/view.h models/gpt.h models/checkpoint.h; do
+  echo "#error the consumer's own $header was taken for tinygpt's" >"$work/consumer/$header"
+done
+cat >"$work/consumer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(consumer LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(tinygpt REQUIRED)
+add_executable(consumer main.cpp)
+target_include_directories(consumer PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(consumer PRIVATE tinygpt::tinygpt)
+if(WITH_MPI)
+  find_package(tinygpt REQUIRED COMPONENTS mpi)
+  target_link_libraries(consumer PRIVATE tinygpt::mpi)
+  target_compile_definitions(consumer PRIVATE WITH_MPI)
+endif()
+CMAKE
+cat >"$work/consumer/main.cpp" <<'CPP'
+#include <iostream>
+#include <tinygpt/distributed/job.h>
+#include <tinygpt/tinygpt.h>
+#ifdef WITH_MPI
+#include <tinygpt/distributed/mpi_communicator.h>
+#endif
+int main(int argc, char** argv) {
+#ifdef WITH_MPI
+  tg::dist::enable_mpi_jobs();
+#endif
+  tg::LoadedModel loaded = tg::load_model(argv[1]);
+  tg::GenerationOptions options;
+  options.max_new_tokens = 8;
+  options.sampling.greedy = true;
+  std::string text;
+  tg::generate(*loaded.model, loaded.tokenizer.encode("To be"), options, [&](int64_t id) {
+    text += loaded.tokenizer.decode(std::vector<int64_t>{id});
+    return true;
+  });
+  std::cout << text.size() << " " << tg::dist::built_with_mpi() << "\n";
+}
+CPP
+cmake -S "$work/consumer" -B "$work/consumer/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >"$work/consumer.log" 2>&1 && cmake --build "$work/consumer/build" >>"$work/consumer.log" 2>&1 \
+  || fail "a consumer with its own tensor/ and models/, without MPI: $(grep -m3 -E 'error|Error' "$work/consumer.log")"
+[[ $("$work/consumer/build/consumer" "$work/run" 2>&1) == "8 0" ]] || fail "the consumer: $("$work/consumer/build/consumer" "$work/run" 2>&1)"
+if grep -q "TINYGPT_PACKAGE_USES_MPI\|tinygptMpiTargets" "$work/prefix/lib/cmake/tinygpt/tinygptConfig.cmake" \
+   && [[ -f $work/prefix/lib/cmake/tinygpt/tinygptMpiTargets.cmake ]]; then
+  cmake -S "$work/consumer" -B "$work/consumer/mpi" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DWITH_MPI=ON \
+    >"$work/consumer_mpi.log" 2>&1 && cmake --build "$work/consumer/mpi" >>"$work/consumer_mpi.log" 2>&1 \
+    || fail "a consumer with COMPONENTS mpi: $(grep -m3 -E 'error|Error' "$work/consumer_mpi.log")"
+  [[ $("$work/consumer/mpi/consumer" "$work/run" 2>&1) == "8 1" ]] || fail "the MPI consumer: $("$work/consumer/mpi/consumer" "$work/run" 2>&1)"
+fi
 
 # A project that only links the library configures without CLI11 and doctest.
 cmake -S . -B "$work/library-only" -G Ninja -DTINYGPT_CLI=OFF -DTINYGPT_TESTS=OFF -DTINYGPT_BENCH=OFF \

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "autograd/node.h"
-#include "autograd/ops.h"
-#include "models/gpt.h"
-#include "nn/parameter_arena.h"
+#include "tinygpt/autograd/node.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/parameter_arena.h"
 #include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;

@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/checkpoint.h"
-#include "models/train.h"
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/test_train_helpers.h"
-#include "tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
 
 using namespace tg;
 using tg::testing::ScratchDir;

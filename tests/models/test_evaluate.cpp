@@ -5,9 +5,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "autograd/grad_mode.h"
-#include "models/evaluate.h"
-#include "tensor/factory.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/evaluate.h"
+#include "tinygpt/tensor/factory.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

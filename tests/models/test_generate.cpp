@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <map>
 
-#include "autograd/grad_mode.h"
-#include "models/generate.h"
-#include "models/sampling.h"
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/generate.h"
+#include "tinygpt/models/sampling.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

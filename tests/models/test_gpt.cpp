@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
-#include "models/gpt.h"
-#include "nn/parameter_arena.h"
-#include "tensor/elementwise.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;

@@ -3,13 +3,13 @@
 // and any thread count; and where it cannot run, a clear reason.
 #include <doctest/doctest.h>
 
-#include "autograd/grad_mode.h"
-#include "models/gpt.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;

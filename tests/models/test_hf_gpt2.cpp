@@ -3,7 +3,7 @@
 // PyTorch computes with it) loads and computes the same; export then import
 // gives back the same bits; every broken directory is refused naming the
 // file and the tensor or key.
-#include "models/hf_gpt2.h"
+#include "tinygpt/models/hf_gpt2.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -15,12 +15,12 @@
 #include <fstream>
 #include <functional>
 
-#include "autograd/grad_mode.h"
-#include "models/generate.h"
-#include "tensor/factory.h"
-#include "tensor/safetensors.h"
-#include "tensor/view.h"
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/generate.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/view.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 using namespace tg;
 namespace fs = std::filesystem;

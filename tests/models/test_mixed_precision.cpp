@@ -5,12 +5,12 @@
 
 #include <cmath>
 
-#include "autograd/backward.h"
-#include "models/gpt.h"
-#include "nn/optim/adamw.h"
-#include "nn/parameter_arena.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;

@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "models/data.h"
-#include "models/train.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/train.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

@@ -12,16 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autograd/grad_mode.h"
-#include "models/checkpoint.h"
-#include "models/generate.h"
-#include "models/hf_gpt2.h"
-#include "models/train.h"
-#include "nn/quantize.h"
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/generate.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/models/test_train_helpers.h"
 #include "tests/models/tiny_gpt_config.h"
 

@@ -6,15 +6,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/data.h"
-#include "models/file_hash.h"
-#include "models/prepare_tokens.h"
-#include "models/token_dataset.h"
-#include "tensor/error.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/file_hash.h"
+#include "tinygpt/models/prepare_tokens.h"
+#include "tinygpt/models/token_dataset.h"
+#include "tinygpt/tensor/error.h"
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/gpt2_files.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 using namespace tg;
 using tokenizer::testing::adversarial_text;

@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autograd/backward.h"
-#include "models/gpt.h"
-#include "nn/optim/adamw.h"
-#include "nn/optim/clip.h"
-#include "nn/parameter_arena.h"
-#include "tensor/safetensors.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/backward.h"
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/optim/clip.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/data.h"
-#include "models/train.h"
-#include "tensor/factory.h"
-#include "tensor/threads.h"
+#include "tinygpt/models/data.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/threads.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <string>
 
-#include "models/gpt_config.h"
-#include "models/train.h"
-#include "models/train_settings.h"
+#include "tinygpt/models/gpt_config.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/models/train_settings.h"
 #include "tests/models/tiny_gpt_config.h"
 
 namespace tg::testing {

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <streambuf>
 
-#include "models/checkpoint.h"
-#include "models/train.h"
-#include "models/training_data.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/models/training_data.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;
@@ -185,6 +185,16 @@ TEST_CASE("checkpoint: the run's data is recorded; resuming on other data forget
 
   auto same = TrainingRun::resume(checkpoint, corpus_from("corpus.txt", text), checkpoint.header.settings);
   CHECK(same->state().best_val_loss == checkpoint.header.best_val_loss);
+  // The same text where it now lies: the best stays, and the record follows the file.
+  auto moved = TrainingRun::resume(checkpoint, corpus_from("moved/corpus.txt", text), checkpoint.header.settings);
+  CHECK(moved->state().best_val_loss == checkpoint.header.best_val_loss);
+  CHECK(moved->state().data->path.find("moved/corpus.txt") != std::string::npos);
+  // A checkpoint that recorded no data (an older tinygpt) keeps its best and records what it resumes on.
+  Checkpoint unrecorded = load_checkpoint(dir.file(kLatestCheckpointFile));
+  unrecorded.header.data.reset();
+  auto adopted = TrainingRun::resume(unrecorded, corpus_from("corpus.txt", text), unrecorded.header.settings);
+  CHECK(adopted->state().best_val_loss == checkpoint.header.best_val_loss);
+  CHECK(adopted->state().data.has_value());
 
   std::string other = text;
   other[10] = other[11];

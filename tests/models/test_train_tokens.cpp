@@ -8,15 +8,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/checkpoint.h"
-#include "models/hf_gpt2.h"
-#include "models/prepare_tokens.h"
-#include "models/train.h"
-#include "models/training_data.h"
-#include "tensor/factory.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/models/prepare_tokens.h"
+#include "tinygpt/models/train.h"
+#include "tinygpt/models/training_data.h"
+#include "tinygpt/tensor/factory.h"
 #include "tests/models/test_train_helpers.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 using namespace tg;
 using tg::testing::ScratchDir;

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/functional/adamw.h"
-#include "tensor/error.h"
-#include "tensor/threads.h"
+#include "tinygpt/nn/functional/adamw.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/threads.h"
 
 using namespace tg;
 

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
-#include "autograd/grad_mode.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/attention_kernels.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/attention_kernels.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

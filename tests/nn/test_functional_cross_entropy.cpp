@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "nn/functional/cross_entropy.h"
-#include "tensor/elementwise.h"
+#include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/tensor/elementwise.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

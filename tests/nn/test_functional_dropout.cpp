@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "nn/functional/dropout.h"
+#include "tinygpt/nn/functional/dropout.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

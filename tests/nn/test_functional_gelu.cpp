@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/functional/gelu.h"
+#include "tinygpt/nn/functional/gelu.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::test {
 

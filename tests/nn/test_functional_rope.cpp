@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/functional/rope.h"
+#include "tinygpt/nn/functional/rope.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

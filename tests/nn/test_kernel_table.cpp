@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/functional/kernel_table.h"
-#include "tensor/random.h"
+#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/random.h"
 
 using namespace tg;
 using namespace tg::nn;

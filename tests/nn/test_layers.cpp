@@ -3,17 +3,17 @@
 
 #include <cmath>
 
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
-#include "nn/block.h"
-#include "nn/dropout.h"
-#include "nn/embedding.h"
-#include "nn/gelu.h"
-#include "nn/init.h"
-#include "nn/layer_norm.h"
-#include "nn/linear.h"
-#include "nn/positional.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/gradcheck.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/block.h"
+#include "tinygpt/nn/dropout.h"
+#include "tinygpt/nn/embedding.h"
+#include "tinygpt/nn/gelu.h"
+#include "tinygpt/nn/init.h"
+#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/positional.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 using namespace tg::nn;

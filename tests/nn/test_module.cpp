@@ -3,11 +3,11 @@
 
 #include <sstream>
 
-#include "autograd/ops.h"
-#include "nn/block.h"
-#include "nn/linear.h"
-#include "nn/module_list.h"
-#include "nn/parameter_arena.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/block.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/module_list.h"
+#include "tinygpt/nn/parameter_arena.h"
 
 using namespace tg;
 using namespace tg::nn;

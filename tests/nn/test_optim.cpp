@@ -3,17 +3,17 @@
 
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "nn/embedding.h"
-#include "nn/layer_norm.h"
-#include "nn/linear.h"
-#include "nn/optim/adamw.h"
-#include "nn/optim/clip.h"
-#include "nn/optim/schedule.h"
-#include "nn/optim/sgd.h"
-#include "nn/parameter_arena.h"
-#include "nn/positional.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/embedding.h"
+#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/optim/clip.h"
+#include "tinygpt/nn/optim/schedule.h"
+#include "tinygpt/nn/optim/sgd.h"
+#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/nn/positional.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 using namespace tg::nn;

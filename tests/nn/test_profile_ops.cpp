@@ -3,12 +3,12 @@
 // attention's block products, LayerNorm's bytes. Counts only, no timing.
 #include <doctest/doctest.h>
 
-#include "autograd/ops.h"
-#include "nn/functional/attention.h"
-#include "nn/functional/attention_kernels.h"
-#include "nn/functional/layer_norm.h"
-#include "nn/linear.h"
-#include "tensor/profile.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/functional/attention.h"
+#include "tinygpt/nn/functional/attention_kernels.h"
+#include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/tensor/profile.h"
 
 using namespace tg;
 

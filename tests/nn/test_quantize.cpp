@@ -8,18 +8,18 @@
 #include <sstream>
 
 #include "tests/bfloat16_rounding.h"
-#include "autograd/grad_mode.h"
-#include "autograd/ops.h"
-#include "nn/embedding.h"
-#include "nn/init.h"
-#include "nn/linear.h"
-#include "nn/positional.h"
-#include "nn/quantize.h"
-#include "tensor/factory.h"
-#include "tensor/gemm_bf16.h"
-#include "tensor/index.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/ops.h"
+#include "tinygpt/nn/embedding.h"
+#include "tinygpt/nn/init.h"
+#include "tinygpt/nn/linear.h"
+#include "tinygpt/nn/positional.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/index.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 using tg::testing::rounded_to_bfloat16;

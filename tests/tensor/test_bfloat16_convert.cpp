@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/bfloat16_convert.h"
-#include "tensor/random.h"
+#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/random.h"
 
 using namespace tg;
 

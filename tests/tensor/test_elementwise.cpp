@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/gemm_bf16.h"
-#include "tensor/isa.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
 
 using namespace tg;
 using raw::Bf16GemmKernel;

@@ -6,11 +6,11 @@
 #include <limits>
 #include <vector>
 
-#include "tensor/factory.h"
-#include "tensor/gemv.h"
-#include "tensor/matmul.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/matmul.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
 
-#include "tensor/concat.h"
-#include "tensor/factory.h"
-#include "tensor/index.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/concat.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/index.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "tensor/isa.h"
+#include "tinygpt/tensor/isa.h"
 
 using namespace tg;
 

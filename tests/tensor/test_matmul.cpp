@@ -3,11 +3,11 @@
 #include <cmath>
 #include <string>
 
-#include "tensor/factory.h"
-#include "tensor/matmul.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/matmul.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

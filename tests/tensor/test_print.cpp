@@ -3,9 +3,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "tensor/factory.h"
-#include "tensor/print.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/print.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <thread>
 
-#include "tensor/elementwise.h"
-#include "tensor/factory.h"
-#include "tensor/profile.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "tests/bfloat16_rounding.h"
-#include "tensor/factory.h"
-#include "tensor/gemm_bf16.h"
-#include "tensor/isa.h"
-#include "tensor/quantized_kernels.h"
-#include "tensor/quantized_matmul.h"
-#include "tensor/random.h"
-#include "tensor/threads.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/quantized_matmul.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 using tg::testing::rounded_to_bfloat16;

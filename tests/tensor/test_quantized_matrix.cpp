@@ -10,10 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "tensor/factory.h"
-#include "tensor/quantized_matrix.h"
-#include "tensor/random.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/quantized_matrix.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tensor/random.h"
+#include "tinygpt/tensor/random.h"
 
 using namespace tg;
 

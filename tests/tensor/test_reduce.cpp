@@ -7,10 +7,10 @@
 #include <cstring>
 #include <limits>
 
-#include "tensor/factory.h"
-#include "tensor/random.h"
-#include "tensor/reduce.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/reduce.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

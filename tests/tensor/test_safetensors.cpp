@@ -1,4 +1,4 @@
-#include "tensor/safetensors.h"
+#include "tinygpt/tensor/safetensors.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tensor/atomic_file.h"
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 
 namespace fs = std::filesystem;
 using tg::DType;

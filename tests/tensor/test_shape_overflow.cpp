@@ -5,10 +5,10 @@
 
 #include <limits>
 
-#include "tensor/concat.h"
-#include "tensor/factory.h"
-#include "tensor/storage.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/concat.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/storage.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

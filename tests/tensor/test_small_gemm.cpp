@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/random.h"
-#include "tensor/simd.h"
-#include "tensor/small_gemm.h"
+#include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/simd.h"
+#include "tinygpt/tensor/small_gemm.h"
 
 using namespace tg;
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "tensor/storage.h"
+#include "tinygpt/tensor/storage.h"
 
 using namespace tg;
 

@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/team.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/team.h"
+#include "tinygpt/tensor/threads.h"
 
 using namespace tg;
 

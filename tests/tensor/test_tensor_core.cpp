@@ -1,9 +1,9 @@
 // The Tensor handle: storage, shape, strides, factories, errors.
 #include <doctest/doctest.h>
 
-#include "tensor/factory.h"
-#include "tensor/tensor.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/tensor.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "tensor/thread_governor.h"
-#include "tensor/threads.h"
+#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/threads.h"
 
 using namespace tg;
 

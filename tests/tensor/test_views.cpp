@@ -1,8 +1,8 @@
 // Views share storage and copy nothing; reshape copies only when it must.
 #include <doctest/doctest.h>
 
-#include "tensor/factory.h"
-#include "tensor/view.h"
+#include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/view.h"
 
 using namespace tg;
 

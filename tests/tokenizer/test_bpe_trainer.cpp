@@ -8,10 +8,10 @@
 #include <set>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_files.h"
-#include "tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/bpe_trainer.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
 
 using namespace tg::tokenizer;
 

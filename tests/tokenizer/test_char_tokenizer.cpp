@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/char_tokenizer.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/errors.h"
 
 using namespace tg::tokenizer;
 using Ids = std::vector<TokenId>;

@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/byte_alphabet.h"
-#include "tokenizer/errors.h"
-#include "tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/errors.h"
+#include "tinygpt/tokenizer/gpt2_files.h"
 
 using namespace tg::tokenizer;
 using testing::ScratchDirectory;

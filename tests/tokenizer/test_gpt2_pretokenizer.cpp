@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
 
 using tg::tokenizer::split_gpt2_pieces;
 using Pieces = std::vector<std::string_view>;

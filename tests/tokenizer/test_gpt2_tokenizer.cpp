@@ -5,8 +5,8 @@
 #include <random>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/bpe_merge.h"
-#include "tokenizer/errors.h"
+#include "tinygpt/tokenizer/bpe_merge.h"
+#include "tinygpt/tokenizer/errors.h"
 
 using namespace tg::tokenizer;
 using tg::tokenizer::testing::gpt2;

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/char_tokenizer.h"
-#include "tokenizer/gpt2_pretokenizer.h"
-#include "tokenizer/safe_cuts.h"
+#include "tinygpt/tokenizer/char_tokenizer.h"
+#include "tinygpt/tokenizer/gpt2_pretokenizer.h"
+#include "tinygpt/tokenizer/safe_cuts.h"
 
 using namespace tg::tokenizer;
 using tg::tokenizer::testing::adversarial_text;

@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
-#include "tokenizer/text_tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 using namespace tg::tokenizer;
 

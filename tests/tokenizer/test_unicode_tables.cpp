@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "tokenizer/char_class.h"
+#include "tinygpt/tokenizer/char_class.h"
 
 using namespace tg::tokenizer;
 

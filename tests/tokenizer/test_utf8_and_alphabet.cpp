@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "tokenizer/byte_alphabet.h"
-#include "tokenizer/char_class.h"
-#include "tokenizer/utf8.h"
+#include "tinygpt/tokenizer/byte_alphabet.h"
+#include "tinygpt/tokenizer/char_class.h"
+#include "tinygpt/tokenizer/utf8.h"
 
 using namespace tg::tokenizer;
 

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 namespace tg::tokenizer::testing {
 

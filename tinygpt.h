@@ -1,0 +1,22 @@
+// tinygpt in one include, for a program that uses it as a library:
+//
+//   #include <tinygpt/tinygpt.h>
+//
+// The layers in the order they build on each other (docs/ARCHITECTURE.md); each
+// header also stands alone, as <tinygpt/LAYER/FILE.h>.
+#pragma once
+
+#include "tinygpt/tensor/factory.h"    // tensors: zeros, arange, from_vector, ...
+#include "tinygpt/tensor/tensor.h"
+#include "tinygpt/tensor/view.h"       // views: transpose, narrow, reshape, ...
+#include "tinygpt/autograd/backward.h"  // reverse mode: backward(loss)
+#include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/ops.h"      // the differentiable ops
+#include "tinygpt/nn/module.h"
+#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/models/generate.h"   // sampling with a KV cache
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/models/load_model.h"  // a path to a model and its tokenizer, in one call
+#include "tinygpt/models/train.h"      // the training loop
+#include "tinygpt/models/training_data.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
