@@ -2,6 +2,7 @@
 // Errors end the program with one readable line on stderr and an exit code:
 // 0 success, 1 runtime error, 2 usage error (cli/usage_errors.h); a training run
 // stopped by Ctrl-C or SIGTERM saves, then exits 130 or 143 (cli/stop_signals.h).
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -107,5 +108,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     return report_error(error.what(), false);
   }
+  // What went to standard output must have arrived: a full disk or /dev/full fails the command.
+  std::cout.flush();
+  if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout))
+    return report_error("cannot write the output to standard output (is the disk full?)", false);
   return 0;
 }

@@ -108,6 +108,10 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
   std::string what = error.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
     what = unexpected_words_message(command);
+  } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) && what.find(" required ") != std::string::npos &&
+             what.rfind("--", 0) == 0) {
+    // CLI11's "--prompt: 1 required TEXT missing": the flag came last, without its value.
+    what = what.substr(0, what.find(':')) + " needs a value after it";
   } else if (dynamic_cast<const CLI::ValidationError*>(&error)) {
     // "--tokens: must be ..." from our checks (cli/flag_checks.h) reads "--tokens must be ...".
     const size_t colon = what.find(": ");

@@ -1,26 +1,78 @@
 #include "tinygpt/models/data.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "tinygpt/tensor/error.h"
 
 namespace tg {
 
+namespace {
+
+// A pipe holds what a program writes into it, without end if it never stops: past this much
+// the text belongs in a file (or in tinygpt prepare, which streams).
+constexpr size_t kMaxPipedTextBytes = size_t{1} << 30;
+
+// Reads from `fd` into `text` until end of file or `limit` bytes; returns false past the limit.
+bool read_all(int fd, const std::string& path, std::string& text, size_t limit) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  while (true) {
+    const size_t used = text.size();
+    if (used > limit) return false;
+    text.resize(used + kChunk);  // a bad_alloc leaves nothing half read: the caller stops
+    const ssize_t got = ::read(fd, text.data() + used, kChunk);
+    if (got < 0 && errno == EINTR) {
+      text.resize(used);
+      continue;
+    }
+    check(got >= 0, "error while reading '", path, "': ", std::strerror(errno));
+    text.resize(used + static_cast<size_t>(got));
+    if (got == 0) return true;
+  }
+}
+
+}  // namespace
+
 std::string read_text_file(const std::string& path) {
-  // An ifstream opens a directory and reads it as empty: say what it is instead.
-  check(!std::filesystem::is_directory(path), "'", path, "' is a directory; give a text file");
-  std::ifstream file(path, std::ios::binary);
-  check(file.good(), "cannot read '", path, "': ", std::strerror(errno));
-  std::ostringstream content;
-  content << file.rdbuf();
-  check(!file.bad(), "error while reading '", path, "'");
-  return content.str();
+  struct stat status {};
+  check(::stat(path.c_str(), &status) == 0, "cannot read '", path, "': ", std::strerror(errno));
+  check(!S_ISDIR(status.st_mode), "'", path, "' is a directory; give a text file");
+  // A device (/dev/zero, /dev/urandom) or a socket could be read without end.
+  check(S_ISREG(status.st_mode) || S_ISFIFO(status.st_mode), "'", path,
+        "' is a device or a socket, not a file; give a text file");
+  // A pipe is opened without waiting for a writer (one that has none reads as empty), then read blocking.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (S_ISFIFO(status.st_mode) ? O_NONBLOCK : 0));
+  check(fd >= 0, "cannot read '", path, "': ", std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::string text;
+  if (S_ISFIFO(status.st_mode)) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    check(read_all(fd, path, text, kMaxPipedTextBytes), "'", path, "' is a pipe that gave more than ",
+          kMaxPipedTextBytes >> 20, " MB; write the text to a file (or use tinygpt prepare, which streams)");
+    return text;
+  }
+  // A regular file is sized first: the memory for all of it, or std::bad_alloc, never a text cut short.
+  text.resize(static_cast<size_t>(status.st_size));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t got = ::read(fd, text.data() + done, text.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    check(got >= 0, "error while reading '", path, "': ", std::strerror(errno));
+    if (got == 0) break;  // the file was cut shorter while it was read
+    done += static_cast<size_t>(got);
+  }
+  text.resize(done);
+  return text;
 }
 
 void InMemoryTokens::copy_window(int64_t start, int64_t count, int64_t* out) const {

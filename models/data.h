@@ -20,8 +20,10 @@
 
 namespace tg {
 
-// The whole content of a text file (as bytes). Throws naming the path when it
-// cannot be read.
+// The whole content of a text file (as bytes). A regular file is sized first, so
+// running out of memory is std::bad_alloc, never a text cut short; a pipe is read
+// up to 1 GB (one with no writer reads as empty); a device (/dev/zero) or a socket
+// is refused. Throws naming the path when it cannot be read.
 std::string read_text_file(const std::string& path);
 
 struct Batch {

@@ -24,7 +24,12 @@ inline constexpr int kMaxJsonDepth = 64;
 // Parses `text`; throws tg::Error naming `what` when it nests deeper than
 // kMaxJsonDepth, and nlohmann's exceptions when it is not JSON (a syntax
 // error, or a number beyond a double such as 1e999).
+// Linear in the text's length.
 nlohmann::json parse_bounded_json(std::string_view text, const std::string& what);
+
+// Whether arrays and objects in `text` nest more than `limit` deep (brackets in
+// strings do not count); one pass, stopping at the first level past the limit.
+bool json_nests_deeper_than(std::string_view text, int limit);
 
 // nlohmann's message without its "[json.exception.parse_error.101] " code.
 std::string json_error_text(const nlohmann::json::exception& error);

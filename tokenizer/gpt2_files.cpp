@@ -17,12 +17,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// GPT-2's encoder.json is 1 MB and its vocab.bpe 0.5 MB; vocabularies of a few hundred thousand
+// tokens stay far below this.
+constexpr std::uintmax_t kMaxVocabularyFileBytes = std::uintmax_t{256} << 20;
+
 std::string read_whole_file(const fs::path& path) {
+  // Sized first: a pipe or a device (/dev/zero) could be read without end.
+  std::error_code error;
+  if (!fs::is_regular_file(path, error))
+    throw TokenizerFileError(path.string() + (fs::exists(path, error) ? ": not a regular file (a pipe or a device?)"
+                                                                      : ": cannot open the file"));
+  const std::uintmax_t bytes = fs::file_size(path, error);
+  if (error) throw TokenizerFileError(path.string() + ": cannot read its size: " + error.message());
+  if (bytes > kMaxVocabularyFileBytes)
+    throw TokenizerFileError(path.string() + ": " + std::to_string(bytes >> 20) +
+                             " MB, more than any vocabulary file needs (256 MB at most)");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw TokenizerFileError(path.string() + ": cannot open the file");
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
+  std::string contents(static_cast<size_t>(bytes), '\0');
+  file.read(contents.data(), static_cast<std::streamsize>(bytes));
+  contents.resize(static_cast<size_t>(file.gcount()));  // a file cut shorter while it was read
+  return contents;
 }
 
 // Special tokens are written as "<|name|>" and are not in the byte alphabet.
@@ -47,20 +62,38 @@ struct EncoderFile {
 
 constexpr int kMaxEncoderDepth = 64;
 
+// tensor/bounded_json.h's json_nests_deeper_than, which this layer may not include: a pass of its
+// own, since nlohmann's parser callback is quadratic in a container's size (it walks the object
+// again after each value it closes).
+bool nests_deeper_than(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char character : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (character == '\\') escaped = true;
+      else if (character == '"') in_string = false;
+    } else if (character == '"') {
+      in_string = true;
+    } else if ((character == '[' || character == '{') && ++depth > limit) {
+      return true;
+    } else if (character == ']' || character == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 EncoderFile parse_encoder(std::string_view text, const std::string& name) {
   const std::string where = name + ": ";
   nlohmann::json json;
   try {
     // The nesting limit of tensor/bounded_json.h (this layer includes nothing from that one):
     // printing a value recurses per level, and a file nested 70,000 deep overflowed the stack.
-    const nlohmann::json::parser_callback_t limit_depth = [&](int depth, nlohmann::json::parse_event_t,
-                                                              nlohmann::json&) {
-      if (depth > kMaxEncoderDepth)
-        throw TokenizerFileError(where + "the JSON nests deeper than " + std::to_string(kMaxEncoderDepth) +
-                                 " levels; an encoder.json is one flat object");
-      return true;
-    };
-    json = nlohmann::json::parse(text, limit_depth);
+    if (nests_deeper_than(text, kMaxEncoderDepth + 1))
+      throw TokenizerFileError(where + "the JSON nests deeper than " + std::to_string(kMaxEncoderDepth) +
+                               " levels; an encoder.json is one flat object");
+    json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond a double (1e400)
     // nlohmann's message without its "[json.exception.parse_error.101] " code (as tensor/bounded_json.h does).
     const std::string text = error.what();

@@ -132,6 +132,7 @@ expect_exit "sample without a model" 2 "give a model" "$tinygpt" sample --prompt
 expect_exit "nanoGPT's max_iters" 2 "tinygpt calls it --iters" "$tinygpt" train --max_iters 5
 expect_exit "nanoGPT's max_new_tokens" 2 "tinygpt calls it --tokens" "$tinygpt" sample --max_new_tokens 5
 expect_exit "snake case" 2 "tinygpt calls it --eval-interval" "$tinygpt" train --eval_interval 5
+expect_exit "a flag without its value" 2 "--prompt needs a value after it" "$tinygpt" sample --prompt
 expect_exit "a text as a checkpoint" 1 "not a safetensors file" "$tinygpt" sample --ckpt "$corpus"
 grep -q "map_safetensors" "$work/err" && fail "internal name in: $(cat "$work/err")"
 expect_exit "missing --weights" 1 "Hugging Face layout" "$tinygpt" sample --weights "$work/gpt2/"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Files and streams from strangers (issue 32): output that cannot be written fails
+# the command; a device as input is refused, a pipe without a writer reads as
+# empty (never a hang), a pipe with one is read; a vocabulary file that is a
+# device is refused.
+#
+# usage: test_cli_streams.sh path/to/tinygpt   (CTest passes the built binary)
+set -uo pipefail
+
+tinygpt=$(realpath "${1:?usage: $0 path/to/tinygpt}")
+source "$(dirname "$0")/cli_test_helpers.sh"
+[[ -d ../shared/data/gpt2 ]] || { echo "skipped: the tests read ../shared/data/gpt2"; exit 77; }
+vocab=../shared/data/gpt2
+
+for i in $(seq 1 200); do echo "line $i: the quick brown fox jumps over the lazy dog."; done >"$work/corpus.txt"
+tiny=(--layers 1 --heads 2 --dims 16 --block-size 16 --batch-size 4 --eval-iters 2 --iters 2)
+
+# Standard output that cannot be written (/dev/full: every write fails with ENOSPC).
+if [[ -w /dev/full ]]; then
+  "$tinygpt" tokenize --vocab "$vocab" "$work/corpus.txt" >/dev/full 2>"$work/err"
+  [[ $? -eq 1 ]] && grep -q "cannot write the output" "$work/err" || fail "tokenize > /dev/full: $(cat "$work/err")"
+  "$tinygpt" tokenize --vocab "$vocab" --count "$work/corpus.txt" >/dev/null 2>&1 || fail "tokenize to /dev/null failed"
+fi
+
+# A device as --data: refused at once, in one sentence (it was read until memory ran out).
+ln -s /dev/zero "$work/zero.txt"
+expect_exit "train on /dev/zero" 1 "is a device or a socket, not a file" \
+  timeout 20 "$tinygpt" train --data "$work/zero.txt" "${tiny[@]}" --out "$work/z"
+expect_exit "tokenize /dev/zero" 1 "is a device or a socket, not a file" timeout 20 "$tinygpt" tokenize --vocab "$vocab" "$work/zero.txt"
+
+# A named pipe with no writer: no hang, an empty text.
+mkfifo "$work/fifo"
+expect_exit "train on a pipe with no writer" 1 "empty" timeout 20 "$tinygpt" train --data "$work/fifo" "${tiny[@]}" --out "$work/f"
+
+# A pipe with a writer (process substitution) is read whole.
+"$tinygpt" train --data <(cat "$work/corpus.txt") "${tiny[@]}" --out "$work/piped" 2>"$work/piped.log" \
+  || fail "train on a pipe: $(tail -1 "$work/piped.log")"
+grep -q "($(wc -c <"$work/corpus.txt") bytes, char tokenizer" "$work/piped.log" || fail "train on a pipe: $(grep ^data: "$work/piped.log")"
+
+# A vocabulary whose encoder.json is a device: refused, naming it.
+mkdir -p "$work/vocab"
+cp "$vocab/vocab.bpe" "$work/vocab/"
+ln -s /dev/zero "$work/vocab/encoder.json"
+expect_exit "encoder.json on /dev/zero" 1 "encoder.json: not a regular file" \
+  timeout 20 "$tinygpt" tokenize --vocab "$work/vocab" "$work/corpus.txt"
+
+finish "streams"
