@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Training on a prepared corpus takes memory that does not grow with the corpus:
-# the token files are memory-mapped and a batch reads only its windows.
+# the token files are read a window at a time (pread) and a batch reads only its windows.
 #
 # Prepares tiny Shakespeare once (1x) and repeated REPEATS times (char-level,
 # uint16: 470 repeats make 1.05 GB of tokens), trains the same small model the

@@ -6,6 +6,7 @@
 // `tinygpt tokenize --gpt2 DIR` uses the result. N counts the 256 byte tokens,
 // the merges and <|endoftext|>: N = 1257 learns 1000 merges.
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/flag_checks.h"
 #include "tinygpt/models/data.h"
 #include "tinygpt/tensor/error.h"
@@ -32,6 +34,8 @@ struct BpeTrainOptions {
 };
 
 void run_bpe_train(const BpeTrainOptions& options) {
+  for (const char* written : {"encoder.json", "vocab.bpe"})
+    check_output_is_no_input("--out", std::filesystem::path(options.out_directory) / written, {{"--data", options.data_path}});
   const std::string corpus = read_text_file(options.data_path);
 
   const auto start = std::chrono::steady_clock::now();

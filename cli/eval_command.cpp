@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -113,6 +114,9 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   std::fprintf(stderr, "%seval: %lld tokens predicted in %lld windows, %.1f s (%.0f tokens/s)\n", show_progress ? "\n" : "",
                static_cast<long long>(result.predicted_tokens), static_cast<long long>(result.windows), seconds,
                static_cast<double>(result.predicted_tokens) / std::max(seconds, 1e-9));
+  // NaN or infinite weights give a NaN loss: not a score (sample refuses such a model too).
+  check(std::isfinite(result.loss), "eval: the loss is ", result.loss, ": the model's weights are not finite numbers "
+        "(a diverged or damaged checkpoint)");
   std::cout << "loss " << shortest(result.loss) << " perplexity " << shortest(result.perplexity) << "\n";
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "tinygpt/inspect/html_report.h"
@@ -41,6 +42,10 @@ struct ExplainArguments {
 
 void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  if (!arguments.html.empty())
+    check_output_is_no_input("--html", arguments.html, {{"--ckpt", arguments.source.checkpoint},
+                                                        {"-m/--model", arguments.source.model},
+                                                        {"--data", arguments.source.data}});
   check(!arguments.prompt.empty(), "explain: --prompt is empty; give the text to follow through the model");
   const LoadedModel loaded = load_model(arguments.source, "explain");
 

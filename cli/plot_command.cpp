@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "tinygpt/inspect/loss_plot.h"
 #include "tinygpt/tensor/atomic_file.h"
 #include "tinygpt/tensor/error.h"
@@ -30,6 +31,7 @@ void run_plot(const PlotArguments& arguments) {
   // The run's folder names the run (runs/shakespeare-char/metrics.jsonl: "shakespeare-char").
   const std::filesystem::path folder = std::filesystem::absolute(metrics_path).parent_path();
   const std::string run_name = folder.has_filename() ? folder.filename().string() : metrics_path.stem().string();
+  check_output_is_no_input("--out", arguments.out, {{"--metrics", metrics_path}});
 
   inspect::TrainingMetrics metrics;
   try {

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
+#include "cli/usage_errors.h"
 #include "tinygpt/models/data.h"
 #include "tinygpt/models/generate.h"
 #include "tinygpt/tensor/error.h"
@@ -92,6 +93,8 @@ void write_sample(GPT& model, const tokenizer::TextTokenizer& tokenizer, const s
 
 void run_sample(const CLI::App& command, SampleArguments arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  check_usage(!command.count("--stop") || !arguments.stop.empty(), "--stop needs a text to stop at; \"\" matches "
+              "nowhere");
   // --temperature 0 is greedy, as in llama.cpp and the OpenAI API.
   if (arguments.generation.sampling.temperature == 0) {
     arguments.generation.sampling.greedy = true;

@@ -36,6 +36,8 @@
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
 #include "cli/model_source.h"
+#include "cli/output_paths.h"
+#include "cli/run_directory_lock.h"
 #include "cli/stop_signals.h"
 #include "tinygpt/distributed/job.h"
 #include "tinygpt/inspect/profile_table.h"
@@ -168,14 +170,31 @@ std::string model_description(const CLI::App& command, const GPTConfig& config) 
   return text;
 }
 
+// Whether a fixed flag given to a resumed run says what the checkpoint already holds (then it changes nothing).
+bool flag_keeps_checkpoint_value(const std::string& flag, const TrainArguments& arguments,
+                                 const CheckpointHeader& header) {
+  const GPTConfig& config = header.config;
+  if (flag == "--config") return arguments.preset == config.preset;
+  if (flag == "--layers") return arguments.layers == config.n_layer;
+  if (flag == "--heads") return arguments.heads == config.n_head;
+  if (flag == "--dims") return arguments.dims == config.n_embd;
+  if (flag == "--block-size") return arguments.block_size == config.block_size;
+  if (flag == "--batch-size") return arguments.batch_size == config.batch_size;
+  if (flag == "--dropout") return arguments.dropout == config.dropout;
+  if (flag == "--positional") return arguments.positional == positional_encoding_name(config.positional);
+  if (flag == "--seed") return arguments.settings.seed == header.settings.seed;
+  return false;  // --init-from: a resumed run starts from nothing else
+}
+
 // A resumed run keeps the checkpoint's settings except those given on the command line;
 // a new --lr brings its own --min-lr (lr / 10) unless that is given too.
 void apply_training_overrides(const CLI::App& command, const TrainArguments& arguments, TrainSettings& settings) {
   for (const TrainSetting& setting : kTrainSettings) {
-    if (setting.resumable && command.count(flag_of(setting)))
+    if (setting.help && setting.resumable && command.count(flag_of(setting)))  // a setting with a flag
       std::visit([&](auto member) { settings.*member = arguments.settings.*member; }, setting.member);
   }
   if (command.count("--lr") && !command.count("--min-lr")) settings.min_lr = -1;
+  if (command.count("--dtype")) settings.bf16_matmul = arguments.dtype == "bf16";  // else the run's own
   validate_flags(settings);
   settings.resolve_defaults();
 }
@@ -186,6 +205,7 @@ TrainSettings new_run_settings(const CLI::App& command, const TrainArguments& ar
                                bool fine_tuning) {
   TrainSettings settings = arguments.settings;
   if (!command.count("--lr")) settings.lr = model.preset_learning_rate() / (fine_tuning ? 20 : 1);
+  settings.bf16_matmul = arguments.dtype == "bf16";
   validate_flags(settings);
   settings.resolve_defaults();
   return settings;
@@ -295,11 +315,6 @@ LoadedModel initial_model(const TrainArguments& arguments) {
 
 namespace fs = std::filesystem;
 
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code error;
-  return fs::exists(a, error) && fs::exists(b, error) && fs::equivalent(a, b, error);
-}
-
 // A new run writes its checkpoints and log into --out: a directory that holds a run is
 // kept unless --overwrite says to replace it; an existing --log file likewise.
 void check_outputs_are_free(const TrainArguments& arguments, const std::string& metrics_path) {
@@ -318,13 +333,9 @@ void check_outputs_are_free(const TrainArguments& arguments, const std::string& 
 // checkpoint would destroy it.
 void check_outputs_apart(const TrainArguments& arguments, const std::string& data_path, const std::string& metrics_path) {
   const fs::path log = metrics_path;
-  for (const char* name : {kLatestCheckpointFile, kBestCheckpointFile}) {
-    const fs::path checkpoint = fs::path(arguments.out) / name;
-    check_usage(log.lexically_normal() != checkpoint.lexically_normal() && !same_file(log, checkpoint), "--log ",
-                metrics_path, " is the run's checkpoint ", checkpoint.string(), "; give the log another name");
-  }
-  check_usage(!same_file(log, data_path), "--log ", metrics_path, " is the --data file; writing the log would "
-              "destroy the corpus");
+  check_output_is_no_input("--log", log, {{"--data", data_path},
+                                          {"run's checkpoint", fs::path(arguments.out) / kLatestCheckpointFile},
+                                          {"run's best checkpoint", fs::path(arguments.out) / kBestCheckpointFile}});
   std::error_code error;
   if (fs::is_directory(data_path, error)) {
     const fs::path parent = fs::absolute(log, error).parent_path();
@@ -411,15 +422,21 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
 
   std::unique_ptr<TrainingRun> run;
   std::string model;  // how the header names the model
+  // Held until the run ends, taken before anything in --out is written or said about the run.
+  std::optional<RunDirectoryLock> lock;
+  const auto lock_out = [&] {
+    if (job.is_root()) lock.emplace(arguments.out);
+  };
   if (arguments.resume) {
-    for (const std::string& flag : fixed_flags()) {
-      check(command.count(flag) == 0, "train --resume: ", flag,
-            " cannot change in a resumed run (it continues with the checkpoint's model, data and seed)");
-    }
     const std::string latest = (fs::path(arguments.out) / kLatestCheckpointFile).string();
     check(fs::is_regular_file(latest), "train --resume: no checkpoint at '", latest,
           "' (train into --out ", arguments.out, " first)");
+    lock_out();
     const Checkpoint checkpoint = load_checkpoint(latest);
+    for (const std::string& flag : fixed_flags()) {
+      check_usage(command.count(flag) == 0 || flag_keeps_checkpoint_value(flag, arguments, checkpoint.header), flag,
+                  " cannot change in a resumed run (it continues with the checkpoint's model, data and seed)");
+    }
     TrainSettings settings = checkpoint.header.settings;
     apply_training_overrides(command, arguments, settings);
     const std::string data_path = resumed_data_path(arguments, checkpoint);
@@ -440,6 +457,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
     check_outputs_apart(arguments, data_path, metrics_path);
     check_outputs_are_free(arguments, metrics_path);
+    lock_out();
     const LoadedModel initial = initial_model(arguments);
     GPTConfig config = initial.model->config();
     const TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
@@ -453,6 +471,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
     check_outputs_apart(arguments, data_path, metrics_path);
     check_outputs_are_free(arguments, metrics_path);
+    lock_out();
     const TrainSettings settings = new_run_settings(command, arguments, requested_config, false);
     run = TrainingRun::start(training_data(command, arguments, data_path, nullptr, ""), requested_config, settings,
                              job);
@@ -460,7 +479,8 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   }
 
   run->model().set_activation_checkpointing(arguments.checkpoint_activations);
-  if (arguments.dtype == "bf16") {
+  const bool bf16 = run->state().settings.bf16_matmul == 1;
+  if (bf16) {
     run->model().set_matmul_dtype(DType::BFloat16);
     if (raw::bf16_gemm_kernel() != raw::Bf16GemmKernel::avx512_bf16)
       out << "note: --dtype bf16 on a CPU without AVX512-BF16 (or with TINYGPT_ISA=avx2): the bfloat16 products run "
@@ -487,7 +507,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
                                                        : std::string())
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
             << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "")
-            << (arguments.dtype == "bf16" ? ", bf16 matrix products (mixed precision)" : "") << "\n";
+            << (bf16 ? ", bf16 matrix products (mixed precision)" : "") << "\n";
   if (settings.warmup > settings.decay_iters)
     out << "note: --warmup " << settings.warmup << " is longer than the schedule, which ends at step "
         << settings.decay_iters << ": the learning rate warms up over all " << settings.decay_iters
@@ -551,7 +571,7 @@ void add_train_command(CLI::App& app) {
                     "less memory, more time, the same numbers");
   command->add_option("--dtype", arguments->dtype,
                       "bf16: mixed precision, the matrix products in bfloat16 with float32 sums and float32 weights "
-                      "and optimiser (AVX512-BF16 where the CPU has it)")
+                      "and optimiser (AVX512-BF16 where the CPU has it); a resumed run keeps its own unless given")
       ->check(CLI::IsMember({"float32", "bf16"}))
       ->capture_default_str();
   command->add_flag("--profile", arguments->profile,

@@ -1,9 +1,12 @@
-// One file of token ids (train.bin or val.bin of a prepared dataset), read
-// through a memory map so that a dataset larger than memory can be trained on.
+// One file of token ids (train.bin or val.bin of a prepared dataset), read a
+// window at a time, so that a dataset larger than memory can be trained on.
 //
 // The file is nothing but the ids, little-endian, each uint16 or uint32 (the
-// dataset's meta.json says which; see models/token_dataset.h). Only the pages
-// that windows touch are read in, and the kernel may drop them again.
+// dataset's meta.json says which; see models/token_dataset.h). Each window is
+// one pread(2) of its bytes, through the page cache, which the process's
+// resident memory never holds. Not a memory map: a mapped file that shrinks
+// under the run (another program writing over it) ends the process with
+// SIGBUS at the next read; a read of a shrunken file is an error naming it.
 //
 //   TokenFile train("data/shakespeare/train.bin", TokenDType::uint16, 65);
 //   std::vector<int64_t> window(block_size + 1);
@@ -31,8 +34,8 @@ int64_t token_dtype_max_vocab_size(TokenDType dtype);
 
 class TokenFile {
  public:
-  // Maps `path` read-only. Throws tg::Error naming the file when it cannot be
-  // opened or mapped, or when its size is not a whole number of `dtype` ids.
+  // Opens `path` read-only. Throws tg::Error naming the file when it cannot be
+  // opened, or when its size is not a whole number of `dtype` ids.
   // `vocab_size` is what copy_window checks ids against.
   TokenFile(std::string path, TokenDType dtype, int64_t vocab_size);
   ~TokenFile();
@@ -49,18 +52,18 @@ class TokenFile {
   // Writes ids [start, start + count) of the file, widened to int64, to out[0..count).
   // Throws tg::Error naming the file when the window does not lie inside it, or
   // naming the id and its position when an id is >= vocab_size (a damaged file,
-  // or one that belongs to another vocabulary). Read-only: threads may share a file.
+  // or one that belongs to another vocabulary), or when the file is shorter than it was
+  // when opened. Read-only: threads may share a file.
   void copy_window(int64_t start, int64_t count, int64_t* out) const;
 
  private:
-  void unmap();
+  void close();
 
   std::string path_;
   TokenDType dtype_;
   int64_t vocab_size_;
   int64_t size_ = 0;
-  const void* mapping_ = nullptr;  // null for an empty file (nothing to map)
-  std::size_t mapped_bytes_ = 0;
+  int fd_ = -1;
 };
 
 }  // namespace tg

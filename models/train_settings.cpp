@@ -23,6 +23,7 @@ void TrainSettings::validate() const {
   check(grad_accum > 0, "train: --grad-accum must be a positive integer, got ", grad_accum);
   check(eval_interval > 0, "train: --eval-interval must be a positive integer, got ", eval_interval);
   check(eval_iters > 0, "train: --eval-iters must be a positive integer, got ", eval_iters);
+  check(bf16_matmul == 0 || bf16_matmul == 1, "train: bf16_matmul must be 0 or 1, got ", bf16_matmul);
   check(save_interval >= 0, "train: --save-interval must be an integer >= 0 (0 = at evaluations only), got ",
         save_interval);
 }

@@ -33,6 +33,7 @@ struct TrainSettings {
   int64_t eval_interval = 250;  // evaluate (and checkpoint) every this many steps, and at the end
   int64_t eval_iters = 20;      // batches per split in one evaluation
   int64_t save_interval = 0;    // also write DIR/model.safetensors every this many steps; 0: at evaluations only
+  int64_t bf16_matmul = 0;      // 1: the Linear products in bfloat16 (train --dtype bf16), kept on resume
 
   // min_lr and decay_iters given as -1 become lr / 10 and iters: a run's checkpoint holds the values used.
   void resolve_defaults();
@@ -75,6 +76,7 @@ inline constexpr TrainSetting kTrainSettings[] = {
     {"eval_iters", &TrainSettings::eval_iters, "Batches per split in one evaluation", true},
     {"save_interval", &TrainSettings::save_interval,
      "Also save DIR/model.safetensors every N steps between evaluations (0: at evaluations only)", true, true},
+    {"bf16_matmul", &TrainSettings::bf16_matmul, nullptr, true, true},  // the train command's --dtype
 };
 
 }  // namespace tg

@@ -8,10 +8,10 @@ namespace tg {
 
 namespace {
 
-// A split of a prepared dataset: its memory-mapped token file.
-class MappedTokens final : public TokenSource {
+// A split of a prepared dataset: its token file, read a window at a time.
+class FileTokens final : public TokenSource {
  public:
-  explicit MappedTokens(TokenFile file) : file_(std::move(file)) {}
+  explicit FileTokens(TokenFile file) : file_(std::move(file)) {}
   int64_t size() const override { return file_.size(); }
   void copy_window(int64_t start, int64_t count, int64_t* out) const override {
     file_.copy_window(start, count, out);  // checks every id against the vocabulary, naming the file
@@ -49,11 +49,11 @@ TrainingData prepared_data(const std::string& directory) {
   const int64_t tokens = dataset.train.size() + dataset.val.size();
   std::string description = directory + " (prepared: " + std::to_string(tokens) + " tokens as " +
                             token_dtype_name(dataset.meta.dtype) + ", " + dataset.tokenizer.kind() +
-                            " tokenizer of " + std::to_string(dataset.tokenizer.vocab_size()) + " tokens, memory-mapped)";
+                            " tokenizer of " + std::to_string(dataset.tokenizer.vocab_size()) + " tokens, read a window at a time)";
   DataSource source = prepared_source(directory, tokens, dataset.meta.train.xxh3, dataset.meta.val.xxh3);
   return TrainingData{std::move(dataset.tokenizer),
-                      TokenSplits{TokenSplit("train", std::make_shared<MappedTokens>(std::move(dataset.train))),
-                                  TokenSplit("val", std::make_shared<MappedTokens>(std::move(dataset.val)))},
+                      TokenSplits{TokenSplit("train", std::make_shared<FileTokens>(std::move(dataset.train))),
+                                  TokenSplit("val", std::make_shared<FileTokens>(std::move(dataset.val)))},
                       std::move(description), std::move(source)};
 }
 

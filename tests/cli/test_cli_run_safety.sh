@@ -92,6 +92,23 @@ wait $pid
 [[ $? -eq 130 ]] || fail "two Ctrl-C: exit code not 130"
 "$tinygpt" sample --ckpt "$work/stop" --tokens 5 --seed 1 >/dev/null 2>&1 || fail "two Ctrl-C: the checkpoint is damaged"
 
+# One run per directory: a second one into the --out of a running one is refused, and runs once it ends.
+rm -rf "$work/busy"
+"$tinygpt" train --data "$corpus" "${big[@]}" --iters 100000 --eval-interval 100000 --out "$work/busy" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 200); do grep -q '"iter":3,' "$work/busy/metrics.jsonl" 2>/dev/null && break; sleep 0.05; done
+expect_exit "a second run in a busy directory" 1 "another tinygpt is training in $work/busy right now" \
+  "$tinygpt" train --out "$work/busy" --resume --iters 200000
+kill -INT $pid
+wait $pid
+"$tinygpt" train --out "$work/busy" --resume --iters 3 2>"$work/err" >/dev/null
+grep -q "another tinygpt" "$work/err" && fail "the lock outlived the run it belonged to"
+
+# --dtype bf16 is the run's own: a resume without the flag keeps it.
+train --data "$corpus" "${tiny[@]}" --iters 2 --dtype bf16 --out "$work/bf16" || fail "bf16 run"
+"$tinygpt" train --out "$work/bf16" --resume --iters 3 2>"$work/bf16.log" || fail "bf16 resume"
+grep -q "bf16 matrix products" "$work/bf16.log" || fail "a bf16 run resumed in float32: $(grep training: "$work/bf16.log")"
+
 # --save-interval: model.safetensors between evaluations (killed with -9, the run resumes past step 0).
 rm -rf "$work/save"
 "$tinygpt" train --data "$corpus" "${big[@]}" --iters 100000 --eval-interval 100000 --save-interval 3 \
@@ -116,6 +133,11 @@ train --out "$work/sched" --resume --iters 20 --decay-iters 20 || fail "--decay-
 lr15=$(lr_at "$work/sched/metrics.jsonl" 15)
 python3 -c "import sys; sys.exit(0 if float('$lr15') > 0.0002 else 1)" || fail "--decay-iters did not stretch the cosine (lr $lr15)"
 
+# A fixed flag that repeats the checkpoint's value changes nothing, so it is accepted; another value is not.
+train --out "$work/sched" --resume --iters 21 --layers 1 --heads 2 --seed 1337 || fail "--resume with the run's own --layers refused"
+expect_exit "--resume with another --layers" 2 "--layers cannot change in a resumed run" \
+  "$tinygpt" train --out "$work/sched" --resume --iters 22 --layers 2
+
 # 6. Learning-rate defaults: min_lr follows lr; each preset has its own lr.
 "$tinygpt" train --data "$corpus" "${tiny[@]}" --iters 0 --lr 1e-4 --out "$work/lr" 2>"$work/lr.log" \
   || fail "--lr 1e-4 alone refused: $(tail -1 "$work/lr.log")"
@@ -133,6 +155,17 @@ expect_exit "nanoGPT's max_iters" 2 "tinygpt calls it --iters" "$tinygpt" train 
 expect_exit "nanoGPT's max_new_tokens" 2 "tinygpt calls it --tokens" "$tinygpt" sample --max_new_tokens 5
 expect_exit "snake case" 2 "tinygpt calls it --eval-interval" "$tinygpt" train --eval_interval 5
 expect_exit "a flag without its value" 2 "--prompt needs a value after it" "$tinygpt" sample --prompt
+cp "$work/run/best.safetensors" "$work/nan.safetensors"
+python3 -c "
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+start = 8 + struct.unpack('<Q', data[:8])[0]
+data[start:] = b'\xff' * (len(data) - start)  # every float a NaN
+open(sys.argv[1], 'wb').write(data)" "$work/nan.safetensors"
+"$tinygpt" eval --ckpt "$work/nan.safetensors" --data "$corpus" >"$work/out" 2>"$work/err"
+[[ $? -eq 1 && ! -s $work/out ]] && grep -q "the model's weights are not finite" "$work/err" \
+  || fail "eval of NaN weights printed a loss: $(cat "$work/out" "$work/err")"
+expect_exit "an empty --stop" 2 "--stop needs a text" "$tinygpt" sample --ckpt "$work/run" --stop ""
 expect_exit "a text as a checkpoint" 1 "not a safetensors file" "$tinygpt" sample --ckpt "$corpus"
 grep -q "map_safetensors" "$work/err" && fail "internal name in: $(cat "$work/err")"
 expect_exit "missing --weights" 1 "Hugging Face layout" "$tinygpt" sample --weights "$work/gpt2/"

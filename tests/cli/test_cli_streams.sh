@@ -44,4 +44,17 @@ ln -s /dev/zero "$work/vocab/encoder.json"
 expect_exit "encoder.json on /dev/zero" 1 "encoder.json: not a regular file" \
   timeout 20 "$tinygpt" tokenize --vocab "$work/vocab" "$work/corpus.txt"
 
+# No command writes over what it reads.
+cp "$work/piped/metrics.jsonl" "$work/log.jsonl"
+expect_exit "plot over its metrics" 2 "--out $work/log.jsonl is the --metrics file" \
+  "$tinygpt" plot --metrics "$work/log.jsonl" --out "$work/log.jsonl"
+ln -s "$work/log.jsonl" "$work/link.svg"
+expect_exit "plot over its metrics through a link" 2 "is the --metrics file" \
+  "$tinygpt" plot --metrics "$work/log.jsonl" --out "$work/link.svg"
+[[ $(head -c 1 "$work/log.jsonl") == "{" ]] || fail "the metrics log was written over"
+mkdir -p "$work/bpe"
+cp "$work/corpus.txt" "$work/bpe/vocab.bpe"
+expect_exit "bpe-train over its text" 2 "is the --data file" \
+  "$tinygpt" bpe-train --data "$work/bpe/vocab.bpe" --vocab-size 300 --out "$work/bpe"
+
 finish "streams"

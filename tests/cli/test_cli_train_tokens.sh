@@ -49,7 +49,7 @@ losses() { grep -o '"train_loss":[^,]*\|"val_loss":[^,]*' "$1"; }
 "$tinygpt" prepare --data "$work/corpus.txt" --tokenizer gpt2 --out "$work/dataset" 2>/dev/null || fail "prepare failed"
 "$tinygpt" train --data "$work/dataset" "${small[@]}" --iters 4 --out "$work/from_file" --log "$work/from_file.jsonl" \
   2>"$work/err" || fail "train --data DIR: $(cat "$work/err")"
-grep -q "prepared: 960 tokens as uint16, gpt2 tokenizer of 50257 tokens, memory-mapped" "$work/err" \
+grep -q "prepared: 960 tokens as uint16, gpt2 tokenizer of 50257 tokens, read a window at a time" "$work/err" \
   || fail "train --data DIR: the header does not describe the dataset: $(cat "$work/err")"
 "$tinygpt" train --data "$work/corpus.txt" --tokenizer gpt2 "${small[@]}" --iters 4 --out "$work/from_text" \
   --log "$work/from_text.jsonl" 2>/dev/null || fail "train --tokenizer gpt2 (again) failed"

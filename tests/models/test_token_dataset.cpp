@@ -224,6 +224,24 @@ TEST_CASE("a token file widens ids to int64 and refuses one outside the vocabula
   CHECK(narrow.size() == 10);
 }
 
+TEST_CASE("a token file cut shorter under an open run is an error naming it, not SIGBUS") {
+  // Another program writing over train.bin (or a log sent there) shrank it under a mapped run, which
+  // then died of SIGBUS at its next window with no message.
+  ScratchDirectory scratch("token-file-shrinks");
+  const std::vector<uint16_t> stored(4096, 7);
+  const fs::path path = scratch.path() / "train.bin";
+  write_file(path, std::string_view(reinterpret_cast<const char*>(stored.data()), stored.size() * sizeof(uint16_t)));
+  const TokenFile file(path.string(), TokenDType::uint16, 65);
+  std::vector<int64_t> window(64);
+  file.copy_window(4000, 64, window.data());
+  CHECK(window == std::vector<int64_t>(64, 7));
+  fs::resize_file(path, 100);
+  CHECK_THROWS_WITH_AS(file.copy_window(4000, 64, window.data()),
+                       doctest::Contains("is shorter than when it was opened (4096 tokens)"), tg::Error);
+  file.copy_window(0, 50, window.data());  // what is still there reads as before
+  CHECK(window[49] == 7);
+}
+
 TEST_CASE("opening refuses a directory that is not a dataset") {
   ScratchDirectory scratch("not-a-dataset");
   CHECK_OPEN_FAILS(scratch.path(), "is not a prepared dataset: it has no meta.json (run tinygpt prepare");
