@@ -1,6 +1,7 @@
 #include "tinygpt/inspect/loss_plot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,10 +18,44 @@ constexpr const char* kValColour = "#ff7f0e";
 constexpr const char* kLearningRateColour = "#2ca02c";
 
 // A line's field as a number, or an error naming the file, line and field.
+// Losses and learning rates are far below this; a value past it (1e308) is no run's, and a
+// chart's padded range around it would overflow to infinity.
+constexpr double kLargestPlottedValue = 1e30;
+
 double field(const nlohmann::json& line, const char* name, const std::string& where) {
   const auto found = line.find(name);
   check(found != line.end() && found->is_number(), where, ": no number \"", name, "\"");
-  return found->get<double>();
+  const double value = found->get<double>();
+  check(std::abs(value) <= kLargestPlottedValue, where, ": \"", name, "\" is ", value,
+        ", beyond any loss, learning rate or iteration a run logs");
+  return value;
+}
+
+// A chart of more points than its width in pixels shows nothing more, and a long run's log made
+// a picture of hundreds of megabytes: past kMostPointsPerLine, each run of steps becomes its
+// lowest and its highest point, so spikes stay visible.
+constexpr size_t kMostPointsPerLine = 4000;
+
+void thin_out(svg::Series& series) {
+  const size_t count = series.x.size();
+  if (count <= kMostPointsPerLine) return;
+  const size_t buckets = kMostPointsPerLine / 2;
+  svg::Series thinned = series;
+  thinned.x.clear();
+  thinned.y.clear();
+  for (size_t bucket = 0; bucket < buckets; ++bucket) {
+    const size_t begin = bucket * count / buckets, end = (bucket + 1) * count / buckets;
+    size_t lowest = begin, highest = begin;
+    for (size_t i = begin; i < end; ++i) {
+      if (series.y[i] < series.y[lowest]) lowest = i;
+      if (series.y[i] > series.y[highest]) highest = i;
+    }
+    for (const size_t i : {std::min(lowest, highest), std::max(lowest, highest)}) {
+      thinned.x.push_back(series.x[i]);
+      thinned.y.push_back(series.y[i]);
+    }
+  }
+  series = std::move(thinned);
 }
 
 template <class Point>
@@ -86,6 +121,7 @@ std::string render_loss_plot(const TrainingMetrics& metrics, const std::string& 
   bool positive_losses = true;
   for (svg::Series* one : {&step_loss, &eval_train, &eval_val, &learning_rate}) {
     if (one->x.empty()) continue;
+    thin_out(*one);
     if (one->axis == svg::YAxis::Left)
       for (double loss : one->y) positive_losses = positive_losses && loss > 0;
     series.push_back(std::move(*one));

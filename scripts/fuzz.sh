@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses of tests/fuzz/ (built by `bash scripts/build.sh fuzz`).
 # Each harness first runs every seed once, whole (tests/fuzz/corpus/<harness>/ and
-# the JSON nested 70,000 deep that tests/fuzz/deep_seeds.py writes), then fuzzes
-# from them for a fixed time:
+# the JSON nested 70,000 deep and the wide JSON, tens of thousands of entries, that
+# tests/fuzz/deep_seeds.py writes), then fuzzes from them for a fixed time:
 #
 #   bash scripts/fuzz.sh                          # 20 s each: the stage scripts/test.sh runs
 #   bash scripts/fuzz.sh --long                   # 10 min each: the run README.md reports
@@ -24,14 +24,14 @@ if [[ "${1:-}" == "--long" ]]; then
 fi
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
-  harnesses=(safetensors checkpoint hf_config gpt2_vocabulary bpe_encoder char_tokenizer)
+  harnesses=(safetensors checkpoint quantized_decode hf_config token_meta gpt2_vocabulary bpe_encoder char_tokenizer)
 fi
 
 # The longest input a harness is given while fuzzing: its largest seed fits (a
 # tiny BPE model's checkpoint is 14.6 KB), and longer inputs only slow it down.
 max_len() {
   case $1 in
-    checkpoint) echo 16384 ;;
+    checkpoint | quantized_decode) echo 16384 ;;
     safetensors | gpt2_vocabulary) echo 8192 ;;
     *) echo 4096 ;;
   esac

@@ -44,6 +44,14 @@ ln -s /dev/zero "$work/vocab/encoder.json"
 expect_exit "encoder.json on /dev/zero" 1 "encoder.json: not a regular file" \
   timeout 20 "$tinygpt" tokenize --vocab "$work/vocab" "$work/corpus.txt"
 
+# plot: a value no run logs is refused by line; a long log draws a picture of bounded size.
+printf '{"iter":1,"train_loss":1e308,"lr":0.001}\n' >"$work/huge.jsonl"
+expect_exit "plot of 1e308" 1 "line 1: \"train_loss\" is 1e+308" "$tinygpt" plot --metrics "$work/huge.jsonl" --out "$work/huge.svg"
+awk 'BEGIN { for (i = 1; i <= 200000; ++i) printf "{\"iter\":%d,\"train_loss\":%.4f,\"lr\":0.001}\n", i, 3 + sin(i) + (i == 123456 ? 5 : 0) }' \
+  >"$work/long.jsonl"
+"$tinygpt" plot --metrics "$work/long.jsonl" --out "$work/long.svg" 2>/dev/null || fail "plot of 200,000 steps failed"
+[[ $(wc -c <"$work/long.svg") -lt 1000000 ]] || fail "plot of 200,000 steps wrote $(wc -c <"$work/long.svg") bytes"
+
 # No command writes over what it reads.
 cp "$work/piped/metrics.jsonl" "$work/log.jsonl"
 expect_exit "plot over its metrics" 2 "--out $work/log.jsonl is the --metrics file" \
