@@ -313,7 +313,7 @@ std::string gelu_chart(const Walkthrough& walkthrough, const ShownTensor& input,
     dots.y.push_back(outputs[i]);
   }
   return svg::line_chart({curve, dots}, {.title = "the GELU curve and this prompt's inputs", .x_label = "input h",
-                                         .left_label = "gelu(h)", .width = 440, .height = 260});
+                                         .left_label = "gelu(h)", .right_label = "", .width = 440, .height = 260});
 }
 
 // The probabilities as bars of the most likely next tokens after the last

@@ -4,7 +4,8 @@
 #include "tinygpt/tokenizer/bpe_merge.h"
 
 #include <cstdint>
-#include <queue>
+#include <algorithm>
+#include <functional>
 
 namespace tg::tokenizer {
 
@@ -48,51 +49,70 @@ void merge_by_scan(const BpeVocabulary& vocabulary, std::string_view piece, std:
 }
 
 void merge_by_heap(const BpeVocabulary& vocabulary, std::string_view piece, std::vector<TokenId>& out) {
-  // Tokens are named by the byte offset where they start; a merged-away token
-  // gets id no_token. next/previous link the live tokens in order.
+  // Tokens are named by the byte offset where they start: ids[start] is the token there, and
+  // every other byte of it holds no_token. So the next token starts where this one's bytes end,
+  // and the previous one at the nearest byte before that holds an id (a token is at most the
+  // vocabulary's longest), and one array of 4 bytes a byte is all the state.
   const std::uint32_t count = static_cast<std::uint32_t>(piece.size());
   std::vector<TokenId> ids(count);
-  std::vector<std::uint32_t> next(count), previous(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    ids[i] = vocabulary.byte_token(static_cast<unsigned char>(piece[i]));
-    next[i] = i + 1;                              // == count: no next token
-    previous[i] = i == 0 ? count : i - 1;         // == count: no previous token
-  }
+  for (std::uint32_t i = 0; i < count; ++i) ids[i] = vocabulary.byte_token(static_cast<unsigned char>(piece[i]));
+  const auto next = [&](std::uint32_t start) {
+    return start + static_cast<std::uint32_t>(vocabulary.token_length(ids[start]));  // == count: no next token
+  };
+  const auto previous = [&](std::uint32_t start) {  // == count: no previous token
+    while (start > 0)
+      if (ids[--start] != no_token) return start;
+    return count;
+  };
+  const auto rank_at = [&](std::uint32_t start) {
+    const std::uint32_t following = next(start);
+    return following >= count ? no_token : vocabulary.merged(ids[start], ids[following]);
+  };
 
-  // A candidate merge of the token at `start` with its successor, valid only
-  // while both still hold the ids recorded here.
+  // A candidate merge of the token at `start` with its successor. It is stale once either token
+  // has changed, which shows when popped: the pair there no longer merges into `rank`. (If it
+  // does, whatever happened between, merging it now is right: every pair that exists is in the
+  // heap, so the smallest entry that still holds is the lowest-ranked pair, leftmost on a tie.)
+  // 8 bytes, not 16 with both ids: on a long piece the heap is most of the memory.
   struct Candidate {
     TokenId rank;
     std::uint32_t start;
-    TokenId left;
-    TokenId right;
     bool operator>(const Candidate& other) const {
       return rank != other.rank ? rank > other.rank : start > other.start;
     }
   };
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> candidates;
-  const auto consider = [&](std::uint32_t start) {
-    const std::uint32_t following = next[start];
-    if (following >= count) return;
-    const TokenId rank = vocabulary.merged(ids[start], ids[following]);
-    if (rank != no_token) candidates.push({rank, start, ids[start], ids[following]});
+  const auto still_holds = [&](const Candidate& candidate) {
+    return ids[candidate.start] != no_token && rank_at(candidate.start) == candidate.rank;
   };
-  for (std::uint32_t i = 0; i + 1 < count; ++i) consider(i);
+  std::vector<Candidate> heap;  // a min-heap under std::greater
+  heap.reserve(count);
+  for (std::uint32_t i = 0; i + 1 < count; ++i)
+    if (const TokenId rank = rank_at(i); rank != no_token) heap.push_back({rank, i});
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());  // linear, where pushing one by one is n log n
+  const auto consider = [&](std::uint32_t start) {
+    const TokenId rank = rank_at(start);
+    if (rank == no_token) return;
+    if (heap.size() == heap.capacity()) {
+      // Full: drop the stale entries rather than double the heap, which would double its memory.
+      std::erase_if(heap, [&](const Candidate& candidate) { return !still_holds(candidate); });
+      std::make_heap(heap.begin(), heap.end(), std::greater<>());
+    }
+    heap.push_back({rank, start});
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  };
 
-  while (!candidates.empty()) {
-    const Candidate candidate = candidates.top();
-    candidates.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const Candidate candidate = heap.back();
+    heap.pop_back();
+    if (!still_holds(candidate)) continue;
     const std::uint32_t start = candidate.start;
-    const std::uint32_t following = next[start];
-    if (ids[start] != candidate.left || following >= count || ids[following] != candidate.right) continue;
+    ids[next(start)] = no_token;  // before ids[start] changes, which moves next(start)
     ids[start] = candidate.rank;
-    ids[following] = no_token;
-    next[start] = next[following];
-    if (next[start] < count) previous[next[start]] = start;
-    if (previous[start] < count) consider(previous[start]);
+    if (const std::uint32_t before = previous(start); before < count) consider(before);
     consider(start);
   }
-  for (std::uint32_t i = 0; i < count; i = next[i]) out.push_back(ids[i]);
+  for (std::uint32_t i = 0; i < count; i = next(i)) out.push_back(ids[i]);
 }
 
 void encode_piece(const BpeVocabulary& vocabulary, std::string_view piece, std::vector<TokenId>& out) {

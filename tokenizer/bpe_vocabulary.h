@@ -58,6 +58,8 @@ class BpeVocabulary {
 
   // The token of a single byte.
   TokenId byte_token(unsigned char byte) const { return byte_tokens_[byte]; }
+  // The number of bytes of token `id` (token_bytes(id).size(), without the view).
+  std::size_t token_length(TokenId id) const { return offsets_[id + 1] - offsets_[id]; }
 
   // The token that two adjacent tokens merge into, or no_token. Its id is the
   // pair's rank: lower merges first.

@@ -70,8 +70,8 @@ TEST_CASE("adapt_threads_to_load: one thread fewer while another process keeps a
   const pid_t busy = fork();
   REQUIRE(busy >= 0);
   if (busy == 0) {  // the other process: spin until killed
-    for (volatile uint64_t spin = 0;; spin = spin + 1) {
-    }
+    volatile uint64_t spin = 0;
+    while (true) spin = spin + 1;
   }
   // Two readings 250 ms apart, and one more to be sure the busy child ran for a whole interval.
   for (int reading = 0; reading < 3; ++reading) {
