@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_paths.h"
+#include "cli/usage_errors.h"
 #include "cli/flag_checks.h"
 #include "tinygpt/models/data.h"
 #include "tinygpt/tensor/error.h"
@@ -34,6 +35,8 @@ struct BpeTrainOptions {
 };
 
 void run_bpe_train(const BpeTrainOptions& options) {
+  check_usage(options.vocab_size > 257, "--vocab-size ", options.vocab_size, " leaves no room for a merge: the 256 "
+              "byte tokens and <|endoftext|> take 257; give 258 or more");
   for (const char* written : {"encoder.json", "vocab.bpe"})
     check_output_is_no_input("--out", std::filesystem::path(options.out_directory) / written, {{"--data", options.data_path}});
   const std::string corpus = read_text_file(options.data_path);

@@ -87,6 +87,8 @@ std::string shortest(double value) {
 
 void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  check(!command.count("--ids") || !arguments.ids.empty(), "eval: --ids is empty; give the ids to score, at least "
+        "two (\"ID ID ...\")");
   check(arguments.data.empty() != arguments.ids.empty(), "eval: give one of --data FILE or --ids \"ID ID ...\"");
   const LoadedModel loaded = load_model(arguments.source, "eval");
   const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;

@@ -134,9 +134,12 @@ LoadedModel load_model(const ModelSourceArguments& given, const char* command) {
                        : !arguments.weights.empty()  ? from_weights(arguments, command)
                                                      : from_preset(arguments, command);
   const int64_t model_vocab = loaded.model->config().vocab_size;
-  check(loaded.tokenizer->vocab_size() <= model_vocab, command, ": the tokenizer has ",
-        loaded.tokenizer->vocab_size(), " tokens but the model only ", model_vocab,
-        " (the --vocab files do not belong to this model)");
+  // A model's table may be padded past its tokenizer's vocabulary to a multiple of 64 (nanoGPT's 50,304
+  // for GPT-2's 50,257); a gap larger than that is another model's vocabulary, which would sample
+  // ids it has no text for.
+  check(loaded.tokenizer->vocab_size() <= model_vocab && model_vocab - loaded.tokenizer->vocab_size() < 64, command,
+        ": the tokenizer has ", loaded.tokenizer->vocab_size(), " tokens and the model ", model_vocab,
+        " (the vocabulary files do not belong to this model)");
   if (!arguments.quantize.empty()) {
     check(loaded.model->weight_format() == DType::Float32, command, ": --quantize ", arguments.quantize, ": the model's weights are ",
           dtype_name(loaded.model->weight_format()), " already");

@@ -122,6 +122,7 @@ void run_sample(const CLI::App& command, SampleArguments arguments) {
   }
 
   arguments.generation.max_new_tokens = arguments.tokens;
+  arguments.generation.sampling.vocabulary_size = loaded.tokenizer->vocab_size();
   arguments.generation.use_cache = !arguments.no_cache;
   if (const std::optional<int64_t> end_of_text = loaded.tokenizer->end_of_text_id())
     arguments.generation.stop_ids.push_back(*end_of_text);  // a GPT-2 document ends there

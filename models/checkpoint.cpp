@@ -220,9 +220,11 @@ Checkpoint load_checkpoint(const std::string& file_or_run) {
   for (const NamedTensor& tensor : checkpoint.file.tensors)
     stored_bytes += tensor.tensor.numel() * static_cast<int64_t>(dtype_size(tensor.tensor.dtype()));
   const int64_t described = header.config.parameter_count();
-  check(described <= stored_bytes / least_bytes_per_parameter(header.weights), "checkpoint '", path, "': its config describes ", described,
-        " parameters, more than the ", stored_bytes, " bytes of tensors in the file can hold (the file does not match "
-        "its config)");
+  const int64_t bytes_per_parameter = least_bytes_per_parameter(header.weights);
+  check(described <= stored_bytes / bytes_per_parameter, "checkpoint '", path, "': its config describes ", described,
+        " parameters, more than the ", stored_bytes, " bytes of tensors in the file can hold at ", bytes_per_parameter,
+        " byte", bytes_per_parameter == 1 ? "" : "s", " per parameter (", dtype_name(header.weights),
+        " weights; the file does not match its config)");
   checkpoint.optimizer_step = reader.integer("optimizer_step");
   return checkpoint;
 }

@@ -39,6 +39,8 @@ int64_t choose_next_token(std::vector<float> logits, const std::vector<int64_t>&
                           const SamplingOptions& options, Generator& generator) {
   check(!logits.empty(), "choose_next_token: no logits (vocabulary of size 0)");
   options.validate();
+  if (options.vocabulary_size > 0 && static_cast<size_t>(options.vocabulary_size) < logits.size())
+    logits.resize(static_cast<size_t>(options.vocabulary_size));  // ids past the tokenizer's have no text
   for (size_t id = 0; id < logits.size(); ++id) {
     check(!std::isnan(logits[id]), "choose_next_token: the logit of token ", id, " is NaN (a broken checkpoint?)");
   }

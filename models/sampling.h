@@ -26,6 +26,9 @@ struct SamplingOptions {
   double top_p = 1.0;               // in (0, 1]; 1 = no limit
   double repetition_penalty = 1.0;  // > 0; 1 = none
   bool greedy = false;
+  // > 0: only ids below it are drawn, for a model whose embedding table is larger than its
+  // tokenizer's vocabulary (padded, as nanoGPT's 50,304 rows for GPT-2's 50,257 tokens).
+  int64_t vocabulary_size = 0;
 
   // Throws tg::Error naming the option and its value when one is out of range.
   void validate() const;

@@ -35,8 +35,11 @@ std::string meta_path_in(const std::string& directory) {
 TokenDatasetMeta read_meta(const std::string& directory) {
   check(fs::is_directory(directory), "'", directory, "' is not a prepared dataset: no such directory (run tinygpt prepare)");
   const std::string path = meta_path_in(directory);
-  check(fs::is_regular_file(path), "'", directory, "' is not a prepared dataset: it has no ", kTokenDatasetMetaFile,
+  std::error_code error;
+  check(fs::exists(path, error), "'", directory, "' is not a prepared dataset: it has no ", kTokenDatasetMetaFile,
         " (run tinygpt prepare --out ", directory, ")");
+  check(fs::is_regular_file(path, error), "'", path, "' is not a regular file (a pipe or a device?); a prepared "
+        "dataset's meta.json is a file tinygpt prepare wrote");
   const uintmax_t bytes = fs::file_size(path);
   check(bytes <= kMaxMetaBytes, "'", path, "' has ", bytes, " bytes; a meta.json has at most ", kMaxMetaBytes,
         ": this is not one tinygpt prepare wrote");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -30,17 +31,22 @@ std::string format_duration(double seconds) {
 
 // The metrics log of a run resumed at step `resumed_at`, as it stood when that
 // step's checkpoint was written: whole lines only, none of a later step.
-void cut_back_metrics(const std::string& path, int64_t resumed_at) {
+// Returns the last step it keeps a line of (-1: none, or no log at all).
+int64_t cut_back_metrics(const std::string& path, int64_t resumed_at) {
   std::ifstream file(path, std::ios::binary);
-  if (!file) return;  // no log yet: the resumed run starts one
+  if (!file) return -1;  // no log yet: the resumed run starts one
   std::string kept, line;
+  int64_t last_kept = -1;
   while (std::getline(file, line)) {
     if (file.eof()) break;  // no newline after it: a write cut short by a crash
     const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value("iter", int64_t{0}) > resumed_at) continue;  // redone after the resume
+    const int64_t iter = record.is_object() ? record.value("iter", int64_t{0}) : 0;
+    if (iter > resumed_at) continue;  // redone after the resume
+    last_kept = std::max(last_kept, iter);
     kept += line + '\n';
   }
   write_file_atomically(path, kept, "train: the metrics log");
+  return last_kept;
 }
 
 }  // namespace
@@ -50,9 +56,27 @@ TrainLog::TrainLog(std::ostream& progress, bool progress_is_terminal, const std:
     : progress_(progress), progress_is_terminal_(progress_is_terminal), metrics_path_(metrics_path),
       tokens_per_step_(tokens_per_step), ranks_(ranks) {
   if (metrics_path.empty()) return;
-  if (resumed_at >= 0) cut_back_metrics(metrics_path, resumed_at);
+  if (resumed_at >= 0) {
+    const int64_t last_kept = cut_back_metrics(metrics_path, resumed_at);
+    // A log deleted (or begun elsewhere) has a gap: said, since a plot of it would hide it.
+    if (last_kept < resumed_at)
+      note("note: the metrics log " + metrics_path + (last_kept < 0 ? " holds no line" : " ends at step " +
+           std::to_string(last_kept)) + " before this resume at step " + std::to_string(resumed_at) +
+           "; it goes on from here, with that gap");
+  }
   metrics_.open(metrics_path, resumed_at >= 0 ? std::ios::app : std::ios::trunc);
   check(metrics_.good(), "train: cannot open the metrics log '", metrics_path, "' for writing");
+}
+
+void TrainLog::check_metrics_file_is_there(int64_t step) {
+  std::error_code error;
+  if (!metrics_.is_open() || std::filesystem::exists(metrics_path_, error)) return;
+  // Deleted under the run (the lines would go on into a file no name reaches): start it again.
+  metrics_.close();
+  metrics_.open(metrics_path_, std::ios::trunc);
+  check(metrics_.good(), "train: the metrics log '", metrics_path_, "' was deleted and cannot be made again");
+  note("note: the metrics log " + metrics_path_ + " was deleted during the run; a new one starts at step " +
+       std::to_string(step));
 }
 
 void TrainLog::write_metrics(const std::string& line) {
@@ -109,6 +133,7 @@ void TrainLog::eval_progress(int64_t step, int64_t batches_done, int64_t batches
 }
 
 void TrainLog::eval(const EvalReport& report, bool best) {
+  check_metrics_file_is_there(report.step);
   if (live_line_is_eval_progress_) {
     progress_ << "\r\033[K";
     live_line_open_ = live_line_is_eval_progress_ = false;

@@ -54,6 +54,7 @@ class TrainLog {
 
  private:
   void end_live_line();
+  void check_metrics_file_is_there(int64_t step);  // at each evaluation: a log deleted under the run starts again
   void write_metrics(const std::string& line);
 
   std::ostream& progress_;

@@ -104,6 +104,20 @@ wait $pid
 "$tinygpt" train --out "$work/busy" --resume --iters 3 2>"$work/err" >/dev/null
 grep -q "another tinygpt" "$work/err" && fail "the lock outlived the run it belonged to"
 
+# A metrics log deleted under a run starts again at the next evaluation, said; a resume says the gap.
+rm -rf "$work/gone"
+"$tinygpt" train --data "$corpus" "${big[@]}" --iters 400 --eval-interval 200 --out "$work/gone" 2>"$work/gone.log" &
+pid=$!
+for _ in $(seq 1 200); do grep -q '"iter":5,' "$work/gone/metrics.jsonl" 2>/dev/null && break; sleep 0.05; done
+rm "$work/gone/metrics.jsonl"
+wait $pid || fail "a run whose log was deleted failed: $(tail -2 "$work/gone.log")"
+grep -q "was deleted during the run; a new one starts at step 200" "$work/gone.log" || fail "the deleted log was not said"
+grep -q '"iter":400,"lr"' "$work/gone/metrics.jsonl" 2>/dev/null || grep -q '"iter":400' "$work/gone/metrics.jsonl" \
+  || fail "the log was not made again"
+rm "$work/gone/metrics.jsonl"
+"$tinygpt" train --out "$work/gone" --resume --iters 401 2>"$work/gone2.log" || fail "resume without a log"
+grep -q "holds no line before this resume at step 400" "$work/gone2.log" || fail "the gap was not said: $(cat "$work/gone2.log")"
+
 # --dtype bf16 is the run's own: a resume without the flag keeps it.
 train --data "$corpus" "${tiny[@]}" --iters 2 --dtype bf16 --out "$work/bf16" || fail "bf16 run"
 "$tinygpt" train --out "$work/bf16" --resume --iters 3 2>"$work/bf16.log" || fail "bf16 resume"

@@ -52,6 +52,20 @@ awk 'BEGIN { for (i = 1; i <= 200000; ++i) printf "{\"iter\":%d,\"train_loss\":%
 "$tinygpt" plot --metrics "$work/long.jsonl" --out "$work/long.svg" 2>/dev/null || fail "plot of 200,000 steps failed"
 [[ $(wc -c <"$work/long.svg") -lt 1000000 ]] || fail "plot of 200,000 steps wrote $(wc -c <"$work/long.svg") bytes"
 
+# A vocabulary that is not the model's: refused when loaded, not mid-output ("cannot decode id 15593").
+"$tinygpt" bpe-train --data "$work/corpus.txt" --vocab-size 300 --out "$work/small_vocab" 2>/dev/null || fail "bpe-train"
+expect_exit "GPT-2 with a small --vocab" 1 "the tokenizer has 300 tokens and the model 50257" \
+  "$tinygpt" sample --weights tests/fixtures/hf_gpt2 --vocab "$work/small_vocab" --prompt "the" --tokens 50 --seed 1
+
+# Messages that said the wrong thing.
+mkdir -p "$work/fifo_dataset"
+mkfifo "$work/fifo_dataset/meta.json"
+expect_exit "meta.json a pipe" 1 "meta.json' is not a regular file" \
+  timeout 20 "$tinygpt" train --data "$work/fifo_dataset" "${tiny[@]}" --out "$work/fd"
+expect_exit "bpe-train --vocab-size 257" 2 "leaves no room for a merge" \
+  "$tinygpt" bpe-train --data "$work/corpus.txt" --vocab-size 257 --out "$work/bpe257"
+expect_exit "eval --ids empty" 1 "--ids is empty" "$tinygpt" eval --ckpt "$work/piped" --ids ""
+
 # No command writes over what it reads.
 cp "$work/piped/metrics.jsonl" "$work/log.jsonl"
 expect_exit "plot over its metrics" 2 "--out $work/log.jsonl is the --metrics file" \
