@@ -8,16 +8,19 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_paths.h"
 #include "cli/data_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "tinygpt/models/prepare_tokens.h"
+#include "tinygpt/models/token_dataset_meta.h"
 #include "tinygpt/tensor/threads.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 
@@ -71,6 +74,10 @@ void print_summary(const PrepareSummary& summary, const std::string& out) {
 
 void run_prepare(const PrepareArguments& arguments) {
   if (arguments.threads > 0) set_num_threads(arguments.threads);
+  std::vector<std::pair<std::string, std::filesystem::path>> sources;
+  for (const std::string& source : arguments.data) sources.push_back({"--data", source});
+  for (const char* written : {"train.bin", "val.bin", kTokenDatasetMetaFile, "encoder.json", "vocab.bpe"})
+    check_output_is_no_input("--out", std::filesystem::path(arguments.out) / written, sources);
   PrepareOptions options;
   choose_tokenizer(arguments, options);
   options.sources = arguments.data;

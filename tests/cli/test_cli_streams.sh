@@ -67,6 +67,15 @@ expect_exit "bpe-train --vocab-size 257" 2 "leaves no room for a merge" \
 expect_exit "eval --ids empty" 1 "--ids is empty" "$tinygpt" eval --ckpt "$work/piped" --ids ""
 
 # No command writes over what it reads.
+mkdir -p "$work/over"
+cp "$work/corpus.txt" "$work/over/train.bin"
+expect_exit "prepare over its text" 2 "--out $work/over/train.bin is the --data file" \
+  "$tinygpt" prepare --data "$work/over/train.bin" --tokenizer char --out "$work/over"
+cmp -s "$work/over/train.bin" "$work/corpus.txt" || fail "prepare wrote over its own --data"
+ln -sf loop_b "$work/loop_a"
+ln -sf loop_a "$work/loop_b"
+expect_exit "a symlink loop" 1 "Too many levels of symbolic links" "$tinygpt" plot --metrics "$work/loop_a" --out "$work/x.svg"
+grep -q "filesystem error" "$work/err" && fail "a symlink loop: the library's words: $(cat "$work/err")"
 cp "$work/piped/metrics.jsonl" "$work/log.jsonl"
 expect_exit "plot over its metrics" 2 "--out $work/log.jsonl is the --metrics file" \
   "$tinygpt" plot --metrics "$work/log.jsonl" --out "$work/log.jsonl"
