@@ -204,7 +204,8 @@ Tensor linear_product_bf16(const Tensor& x, const Tensor& weight, const Tensor& 
                     profiled_gemm_bf16(profile_role, true, false, out, in, rows, dy_bf16, x_bf16,
                                        buffer.defined() ? 1.0f : 0.0f, buffer.defined() ? buffer : dweight);
                   }
-                  if (needs.size() == 3 && needs[2]) return Grads{dx, dweight, bias_grad(dy_rows)};  // db (out)
+                  // A slot per input: a frozen bias (LoRA, partial fine-tuning) gets an empty one.
+                  if (needs.size() == 3) return Grads{dx, dweight, needs[2] ? bias_grad(dy_rows) : Tensor()};  // db (out)
                   return Grads{dx, dweight};
                 });
 }
@@ -260,7 +261,8 @@ Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   const Tensor dweight = needs[1] && !buffer.defined() ? Tensor::empty({out, in}, dy.dtype()) : Tensor();
                   backward_products(profile_role, rows, in, out, dy_rows, weight_rows, x_rows, dx,
                                     buffer.defined() ? buffer : dweight, buffer.defined());
-                  if (needs.size() == 3 && needs[2]) return Grads{dx, dweight, bias_grad(dy_rows)};  // db (out)
+                  // A slot per input: a frozen bias (LoRA, partial fine-tuning) gets an empty one.
+                  if (needs.size() == 3) return Grads{dx, dweight, needs[2] ? bias_grad(dy_rows) : Tensor()};  // db (out)
                   return Grads{dx, dweight};
                 });
 }

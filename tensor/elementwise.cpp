@@ -112,10 +112,24 @@ TG_UNARY(sqrt, std::sqrt(x))
 TG_UNARY(tanh, std::tanh(x))
 TG_UNARY(sign, static_cast<T>((x > 0) - (x < 0)))
 
-Tensor add(const Tensor& a, double b) { return add(a, scalar(b, a.dtype())); }
-Tensor mul(const Tensor& a, double b) { return mul(a, scalar(b, a.dtype())); }
-Tensor rsub(double a, const Tensor& b) { return sub(scalar(a, b.dtype()), b); }
-Tensor gt(const Tensor& a, double b) { return gt(a, scalar(b, a.dtype())); }
+namespace {
+
+// A double scalar takes the tensor's dtype. An integer tensor cannot hold 2.5: converted, it became
+// 2 and [1, 2, 3] * 2.5 gave [2, 4, 6]. Refused instead (PyTorch promotes to floating point; div
+// here refuses integers altogether).
+Tensor scalar_like(double value, const Tensor& like, const char* op) {
+  check(is_floating(like.dtype()) || (std::isfinite(value) && value == std::trunc(value)), op, ": the scalar ",
+        value, " is not a whole number, which a ", dtype_name(like.dtype()), " tensor cannot hold; make the tensor "
+        "floating point first (to_dtype)");
+  return scalar(value, like.dtype());
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, double b) { return add(a, scalar_like(b, a, "add")); }
+Tensor mul(const Tensor& a, double b) { return mul(a, scalar_like(b, a, "mul")); }
+Tensor rsub(double a, const Tensor& b) { return sub(scalar_like(a, b, "sub"), b); }
+Tensor gt(const Tensor& a, double b) { return gt(a, scalar_like(b, a, "gt")); }
 
 Tensor pow(const Tensor& base, double exponent) {
   // Squares are the common case (variance, L2 norms): avoid std::pow there.

@@ -64,8 +64,16 @@ TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 
-int64_t Tensor::size(int64_t d) const { return impl().shape[normalize_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return impl().strides[normalize_dim(d, dim(), "stride")]; }
+// normalize_dim takes dim 0 (and -1) of a 0-d tensor, as reductions over it do; a 0-d tensor
+// has no size or stride to read there (PyTorch refuses it too).
+int64_t Tensor::size(int64_t d) const {
+  check(dim() > 0, "size: dim ", d, " of a 0-d tensor, which has no dims");
+  return impl().shape[normalize_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  check(dim() > 0, "stride: dim ", d, " of a 0-d tensor, which has no dims");
+  return impl().strides[normalize_dim(d, dim(), "stride")];
+}
 
 Tensor& Tensor::set_name(std::string name) {
   impl().name = std::move(name);

@@ -79,3 +79,8 @@ TEST_CASE("split and cat: without grad mode the pieces are plain views") {
   CHECK(pieces[1].storage() == x.storage());
   CHECK_FALSE(cat(pieces, 1).requires_grad());
 }
+
+TEST_CASE("embedding of a 0-d table is refused, not read past its shape") {
+  const Tensor ids = from_vector(std::vector<int64_t>{0}, {1});
+  CHECK_THROWS_AS(embedding(leaf(zeros({})), ids), Error);
+}

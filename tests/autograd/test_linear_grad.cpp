@@ -89,6 +89,27 @@ TEST_CASE("linear_product with a bias: the numbers of matmul(x, transpose(W)) + 
                        doctest::Contains("a float64 bias of shape (3,) does not fit a float32 weight"), Error);
 }
 
+TEST_CASE("linear_product with a frozen bias (float32 and bfloat16): dx and dW as with a trained one, no bias gradient") {
+  // A bias that does not require grad (LoRA, partial fine-tuning) made the backward return two
+  // gradients for three inputs, which the tape refused.
+  Generator generator(15);
+  const Tensor x = randn({37, 20}, generator), weight = randn({11, 20}, generator), bias = randn({11}, generator);
+  const Tensor dy = randn({37, 11}, generator);
+  for (const DType products : {DType::Float32, DType::BFloat16}) {
+    CAPTURE(dtype_name(products));
+    Tensor grads[2][2];
+    for (const bool frozen : {true, false}) {
+      const Tensor x_leaf = leaf(raw::clone(x)), weight_leaf = leaf(raw::clone(weight));
+      const Tensor bias_leaf = frozen ? raw::clone(bias) : leaf(raw::clone(bias));
+      backward(linear_product(x_leaf, weight_leaf, bias_leaf, "test", products), dy);
+      grads[frozen][0] = x_leaf.grad();
+      grads[frozen][1] = weight_leaf.grad();
+      if (frozen) CHECK_FALSE(bias_leaf.grad().defined());
+    }
+    for (int input = 0; input < 2; ++input) CHECK(max_abs_difference(grads[0][input], grads[1][input]) == 0);
+  }
+}
+
 TEST_CASE("linear_product: the same numbers on one thread and on two, where the forward splits its rows and dx and dW are made at once") {
   Generator generator(15);
   // 601 rows: enough for the forward to give each of two threads its own

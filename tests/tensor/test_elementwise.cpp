@@ -99,3 +99,12 @@ TEST_CASE("large kernels give the same bits with 1 and 2 threads") {
   omp_set_num_threads(threads);
   CHECK(one == two);
 }
+
+TEST_CASE("an integer tensor and a fractional scalar: refused, not truncated (2.5 became 2)") {
+  const Tensor ids = from_vector(std::vector<int64_t>{1, 2, 3}, {3});
+  CHECK_THROWS_WITH_AS(raw::mul(ids, 2.5), doctest::Contains("mul: the scalar 2.5 is not a whole number"), Error);
+  CHECK_THROWS_WITH_AS(raw::add(ids, 0.5), doctest::Contains("add: the scalar 0.5"), Error);
+  CHECK_THROWS_WITH_AS(raw::gt(ids, 1.5), doctest::Contains("gt: the scalar 1.5"), Error);
+  CHECK(raw::mul(ids, 2.0).to_vector<int64_t>() == std::vector<int64_t>{2, 4, 6});  // a whole number still works
+  CHECK(raw::mul(raw::to_dtype(ids, DType::Float32), 2.5).to_vector<float>() == std::vector<float>{2.5f, 5.0f, 7.5f});
+}

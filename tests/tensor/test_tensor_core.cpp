@@ -117,3 +117,11 @@ TEST_CASE("rebind_to refuses what would break the view") {
   CHECK(leaf.storage() != nullptr);
   CHECK(leaf.offset() == 0);
 }
+
+TEST_CASE("a 0-d tensor has no size or stride to read (they read past the shape's end)") {
+  const Tensor scalar = zeros({});
+  CHECK(scalar.dim() == 0);
+  CHECK_THROWS_WITH_AS(scalar.size(0), doctest::Contains("size: dim 0 of a 0-d tensor, which has no dims"), Error);
+  CHECK_THROWS_WITH_AS(scalar.stride(-1), doctest::Contains("stride: dim -1 of a 0-d tensor"), Error);
+  CHECK(zeros({3}).size(-1) == 3);
+}
