@@ -46,11 +46,17 @@ inline constexpr double kGeluInvSqrt2Pi = 0.3989422804014327;   // 1 / sqrt(2 pi
 
 // The value of each form at one x: the kernels under gelu, and the fused decode
 // step's (models/gpt_decode.cpp): same numbers.
+// Past the exp's clamp (-2u > 88, x below about -10.5) the true sigmoid(2u) is below 1e-38 and
+// x * sigmoid(2u) underflows: exactly 0 there, where the clamped e gave x * 6e-39 (which flips
+// sign() and == 0 downstream) and -inf gave -inf. A select, so the loop still vectorises.
+inline constexpr double kGeluExpClamp = 88;
 template <class T>
 inline T gelu_tanh_value(T x) {
   const T u = static_cast<T>(kGeluSqrt2OverPi) * (x + static_cast<T>(kGeluCubicCoefficient) * x * x * x);
-  const T e = exp_fast_clamped(static_cast<T>(-2) * u);  // outside its range s is 1 or below 1e-38 either way
-  return x / (static_cast<T>(1) + e);  // x * sigmoid(2u) = 0.5 x (1 + tanh u)
+  const T minus_2u = static_cast<T>(-2) * u;
+  const T e = exp_fast_clamped(minus_2u, static_cast<T>(kGeluExpClamp));  // below its range s is 1 either way
+  const T y = x / (static_cast<T>(1) + e);  // x * sigmoid(2u) = 0.5 x (1 + tanh u)
+  return minus_2u > static_cast<T>(kGeluExpClamp) ? static_cast<T>(0) : y;
 }
 template <class T>
 inline T gelu_erf_value(T x) {
@@ -63,11 +69,14 @@ inline T gelu_tanh_slope(T x) {
   const T square = x * x;
   const T u = static_cast<T>(kGeluSqrt2OverPi) * (x + static_cast<T>(kGeluCubicCoefficient) * square * x);
   const T du_dx = static_cast<T>(kGeluSqrt2OverPi) * (1 + static_cast<T>(3 * kGeluCubicCoefficient) * square);
-  // Capped at 80 so that e * s * s stays finite: otherwise inf * 0 = NaN far in
-  // the negative tail, where the true slope is ~1e-35 anyway.
-  const T e = exp_fast_clamped(static_cast<T>(-2) * u, static_cast<T>(80));
+  // Capped at 80 so that e * s * s stays finite (inf * 0 = NaN). Past the cap the true slope is
+  // below 1e-32 and falls, so it is 0 there: the capped e made it grow like x^3 instead (-3.9 at
+  // x = -1e12).
+  const T minus_2u = static_cast<T>(-2) * u;
+  const T e = exp_fast_clamped(minus_2u, static_cast<T>(80));
   const T s = static_cast<T>(1) / (1 + e);
-  return s + x * (2 * e * s * s) * du_dx;
+  const T slope = s + x * (2 * e * s * s) * du_dx;
+  return minus_2u > static_cast<T>(80) ? static_cast<T>(0) : slope;
 }
 template <class T>
 inline T gelu_erf_slope(T x) {

@@ -28,6 +28,25 @@ TEST_CASE("gelu at hand-checkable points") {
   CHECK(erf_form[1] == doctest::Approx(0.8413447461));  // Phi(1)
 }
 
+TEST_CASE("gelu's far negative tail is exactly 0, value and slope, through -inf; NaN stays NaN") {
+  // The clamped exp gave x * 6e-39 (a sign where the truth is 0), a slope growing like x^3
+  // (-3.9 at -1e12) and gelu(-inf) = -inf.
+  const std::vector<float> tail = {-11.0f, -100.0f, -1e12f, -1e16f, -1e30f, -INFINITY};
+  Tensor leaf = from_vector<float>(tail);
+  leaf.set_requires_grad();
+  const Tensor y = nn::gelu(leaf);
+  backward(y, ones_like(y));
+  for (size_t i = 0; i < tail.size(); ++i) {
+    CAPTURE(tail[i]);
+    CHECK(y.to_vector<float>()[i] == 0.0f);
+    CHECK(leaf.grad().to_vector<float>()[i] == 0.0f);
+  }
+  // Just inside the clamp the value is the formula's, small and negative, not 0.
+  CHECK(nn::gelu(from_vector<float>({-10.0f})).to_vector<float>()[0] < 0.0f);
+  CHECK(std::isnan(nn::gelu(from_vector<float>({NAN})).to_vector<float>()[0]));
+  CHECK(nn::gelu(from_vector<float>({INFINITY})).to_vector<float>()[0] == INFINITY);
+}
+
 TEST_CASE("gelu float32 agrees with the tanh formula in double over a wide range") {
   std::vector<float> values;
   for (int i = -20000; i <= 20000; ++i) values.push_back(static_cast<float>(i) * 1e-3f);  // [-20, 20]
