@@ -169,6 +169,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 }
 
 void add_(const Tensor& dst, const Tensor& src) {
+  check_no_internal_overlap(dst, "add_");
   check(dst.dtype() == src.dtype(), "add_: dtypes ", dtype_name(dst.dtype()), " and ", dtype_name(src.dtype()), " differ");
   check(broadcast_shapes(dst.shape(), src.shape(), "add_") == dst.shape(), "add_: shape ", src.shape(),
         " does not broadcast to the destination's shape ", dst.shape());
@@ -191,6 +192,7 @@ void add_(const Tensor& dst, const Tensor& src) {
 }
 
 void mul_(const Tensor& dst, double factor) {
+  check_no_internal_overlap(dst, "mul_");
   ProfileScope scope(ProfileFamily::elementwise);
   scope.add_bytes_of(dst, dst);  // read and written
   visit_floating(dst.dtype(), "mul_", [&]<class T>() {

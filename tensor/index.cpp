@@ -236,6 +236,7 @@ Tensor embedding_backward(int64_t vocab_size, const Tensor& ids, const Tensor& g
         " does not match ids of shape ", ids.shape(), " (expected ", expected, ")");
   const Tensor flat_ids = checked_indices(ids, vocab_size, "embedding_backward", kIdWords,
                                           "a vocabulary of " + std::to_string(vocab_size) + " rows");
+  if (channels == 0) return zeros({vocab_size, 0}, grad_rows.dtype());  // rows of nothing (reshape to -1 would be ambiguous)
   // (N, C) rows added into the (V, C) table gradient: repeated ids accumulate.
   const Tensor table_grad = add_along({vocab_size, channels}, 0, view(flat_ids, {-1}), reshape(grad_rows, {-1, channels}));
   scope.add_bytes_of(ids, grad_rows, table_grad);

@@ -69,14 +69,15 @@ struct ReductionPlan {
 };
 
 ReductionPlan plan_reduction(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op) {
-  std::vector<bool> is_reduced(x.dim(), dims.empty());
+  std::vector<bool> is_reduced(std::max<int64_t>(x.dim(), 1), dims.empty());
   for (int64_t dim : dims) {
+    // A 0-d tensor accepts dim 0 or -1, as in PyTorch, and has nothing to reduce, but names it once only.
     const int64_t d = normalize_dim(dim, x.dim(), op);
-    if (x.dim() == 0) continue;  // a 0-d tensor accepts dim 0 or -1, as in PyTorch, and has nothing to reduce
     check(!is_reduced[d], op, ": dim ", dim, " appears more than once in dims ", Shape(dims), " for a tensor of shape ",
           x.shape());
     is_reduced[d] = true;
   }
+  if (x.dim() == 0) is_reduced.clear();
   ReductionPlan plan;
   for (int64_t d = 0; d < x.dim(); ++d) {
     const int64_t size = x.shape()[d];

@@ -42,6 +42,12 @@ Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);
 // Copies src into dst elementwise (src broadcast to dst's shape; dtypes may differ).
 void copy_(const Tensor& dst, const Tensor& src);
+
+// Throws naming `op` when `dst` is a view in which one memory location stands for several
+// elements (an expanded view: stride 0 along a dim of size > 1). An in-place write into it would
+// land each of those elements' updates in one place (add_ into an expanded view of 20,000 elements
+// added 20,000 times into one float); PyTorch refuses such writes too.
+void check_no_internal_overlap(const Tensor& dst, const char* op);
 // x converted to another dtype (x itself if it already has it).
 Tensor to_dtype(const Tensor& x, DType dtype);
 

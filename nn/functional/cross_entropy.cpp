@@ -88,6 +88,9 @@ Tensor cross_entropy_reference(const Tensor& logits, const Tensor& targets, int6
   Tensor picked_class = Tensor::empty({rows, 1}, DType::Int64);
   Tensor ignored = Tensor::empty({rows, 1}, DType::Bool);
   const int64_t valid = count_valid_targets(targets_contiguous.data<int64_t>(), rows, classes, ignore_index);
+  // No class at all (every target ignored, or count_valid_targets refused): no row has a class 0 to
+  // pick. The mean over no valid row is NaN, as the fused op and torch give, with an empty gradient.
+  if (classes == 0) return tg::sum(flat_logits) * 0.0 + std::numeric_limits<double>::quiet_NaN();
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t target = targets_contiguous.data<int64_t>()[row];
     picked_class.data<int64_t>()[row] = target == ignore_index ? 0 : target;

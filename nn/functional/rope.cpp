@@ -3,6 +3,7 @@
 #include "tinygpt/nn/functional/rope.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "tinygpt/autograd/node.h"
@@ -26,6 +27,9 @@ void check_arguments(const Tensor& x) {
 Tensor rope(const Tensor& x, int64_t position_offset, double base) {
   ProfileScope scope(ProfileFamily::rope);
   check_arguments(x);
+  // The last position, offset + T - 1, must be an int64 (past it the sum is undefined behaviour).
+  check(position_offset >= 0 && position_offset <= std::numeric_limits<int64_t>::max() - x.size(2), "rope: position "
+        "offset ", position_offset, " with ", x.size(2), " positions runs past the largest position");
   const Tensor x_rows = x.size(3) <= 1 || x.stride(3) == 1 ? x : raw::contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   visit_floating(x.dtype(), "rope", [&]<class T>() {
