@@ -217,13 +217,9 @@ void explain_schedule_change(std::ostream& out, const CLI::App& command, const T
                              const TrainSettings& after, int64_t step) {
   if (!command.count("--iters") || before.iters == after.iters) return;
   if (command.count("--decay-iters")) {
-    nn::CosineSchedule old_schedule{before.lr, before.min_lr, std::min(before.warmup, before.decay_iters),
-                                    before.decay_iters};
-    nn::CosineSchedule new_schedule{after.lr, after.min_lr, std::min(after.warmup, after.decay_iters),
-                                    after.decay_iters};
     out << "note: --decay-iters " << after.decay_iters << " moves the end of the cosine from step "
-        << before.decay_iters << ": the learning rate at step " << step << " goes from " << old_schedule.at(step)
-        << " to " << new_schedule.at(step) << "\n";
+        << before.decay_iters << ": the learning rate at step " << step << " goes from " << before.schedule().at(step)
+        << " to " << after.schedule().at(step) << "\n";
     return;
   }
   if (after.iters > after.decay_iters)

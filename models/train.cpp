@@ -91,10 +91,7 @@ TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Commu
   header_.config.validate();
   check(data_.tokenizer.vocab_size() <= header_.config.vocab_size, "train: the tokenizer has ",
         data_.tokenizer.vocab_size(), " tokens, more than the model's vocabulary of ", header_.config.vocab_size);
-  schedule_.max_lr = header_.settings.lr;
-  schedule_.min_lr = header_.settings.min_lr;
-  schedule_.decay_iters = header_.settings.decay_iters;
-  schedule_.warmup_iters = std::min(header_.settings.warmup, header_.settings.decay_iters);
+  schedule_ = header_.settings.schedule();
   schedule_.validate();
   // Fail now, not at the first batch, when the text is too short for the context.
   for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val}) {

@@ -9,10 +9,13 @@
 // The train command takes each preset's own peak lr (preset_learning_rate);
 // min_lr follows lr (nanoGPT's lr / 10) unless it is set.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <variant>
 
 #include <nlohmann/json.hpp>
+
+#include "tinygpt/nn/optim/schedule.h"
 
 namespace tg {
 
@@ -39,6 +42,10 @@ struct TrainSettings {
   void resolve_defaults();
   double decay_end_lr() const { return min_lr < 0 ? lr / 10 : min_lr; }
   int64_t decay_end() const { return decay_iters < 0 ? iters : decay_iters; }
+  // The learning-rate schedule these settings describe (the warmup capped at the decay's end).
+  nn::CosineSchedule schedule() const {
+    return {lr, decay_end_lr(), std::min(warmup, decay_end()), decay_end()};
+  }
 
   // Throws tg::Error naming the setting and its value when one is out of range.
   void validate() const;
