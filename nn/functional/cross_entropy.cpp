@@ -51,26 +51,26 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   // A copy (N ids, small): the caller may refill its batch buffer before backward runs.
   const Tensor targets_contiguous = raw::clone(targets);
   const int64_t valid = count_valid_targets(targets_contiguous.data<int64_t>(), rows, classes, ignore_index);
-  Tensor logsumexp = Tensor::empty({rows}, logits.dtype());
+  Tensor row_stats = Tensor::empty({rows, 2}, logits.dtype());  // each row's max and log_sum
   const double total = visit_floating(logits.dtype(), "cross_entropy", [&]<class T>() {
     return functional_kernels<T>().cross_entropy_forward(logits_contiguous.data<T>(), targets_contiguous.data<int64_t>(),
-                                           logsumexp.data<T>(), rows, classes, ignore_index);
+                                           row_stats.data<T>(), rows, classes, ignore_index);
   });
-  scope.add_bytes_of(logits, targets, logsumexp);
+  scope.add_bytes_of(logits, targets, row_stats);
   // 0 / 0 = NaN when every target is ignored, as in torch.
   const double loss_value = valid > 0 ? total / static_cast<double>(valid) : std::numeric_limits<double>::quiet_NaN();
   Tensor loss = scalar(loss_value, logits.dtype());
   return record("cross_entropy", {logits}, loss,
-                [logits = logits_contiguous.detach(), targets = targets_contiguous, logsumexp, valid, rows, classes,
+                [logits = logits_contiguous.detach(), targets = targets_contiguous, row_stats, valid, rows, classes,
                  ignore_index](const Tensor& dloss, const Needs&) {
                   ProfileScope scope(ProfileFamily::cross_entropy);
                   Tensor dlogits = Tensor::empty(logits.shape(), logits.dtype());
                   visit_floating(logits.dtype(), "cross_entropy backward", [&]<class T>() {
                     const T dloss_per_row = valid > 0 ? dloss.item<T>() / static_cast<T>(valid) : T(0);
-                    functional_kernels<T>().cross_entropy_backward(logits.data<T>(), targets.data<int64_t>(), logsumexp.data<T>(),
+                    functional_kernels<T>().cross_entropy_backward(logits.data<T>(), targets.data<int64_t>(), row_stats.data<T>(),
                                                      dloss_per_row, dlogits.data<T>(), rows, classes, ignore_index);
                   });
-                  scope.add_bytes_of(logits, targets, logsumexp, dlogits);
+                  scope.add_bytes_of(logits, targets, row_stats, dlogits);
                   return Grads{dlogits};
                 });
 }

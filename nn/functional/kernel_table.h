@@ -36,9 +36,9 @@ struct FunctionalKernels {
                              const AttentionShape& shape);
   void (*rope)(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
                const std::vector<T>& sines, T direction);
-  double (*cross_entropy_forward)(const T* logits, const int64_t* targets, T* logsumexp, int64_t rows,
+  double (*cross_entropy_forward)(const T* logits, const int64_t* targets, T* row_stats, int64_t rows,
                                   int64_t classes, int64_t ignore_index);
-  void (*cross_entropy_backward)(const T* logits, const int64_t* targets, const T* logsumexp, T dloss_per_row,
+  void (*cross_entropy_backward)(const T* logits, const int64_t* targets, const T* row_stats, T dloss_per_row,
                                  T* dlogits, int64_t rows, int64_t classes, int64_t ignore_index);
 };
 

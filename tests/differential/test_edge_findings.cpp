@@ -66,3 +66,37 @@ TEST_CASE("edges: cross_entropy_reference with no class and every target ignored
   backward(loss);
   CHECK(logits.grad().shape() == Shape{2, 0});
 }
+
+TEST_CASE("edges: cross_entropy's gradient keeps its precision at large logits (the row [M, M, 0], target 2)") {
+  // softmax = [1/2, 1/2, 0] at every M: logsumexp = M + log 2 rounds to M once log 2 is
+  // below M's last digit (1e8 in float32, 1e16 in double), and the gradient became 1.
+  for (const DType dtype : {DType::Float32, DType::Float64}) {
+    for (const double m : {1e4, 1e6, 1e8, 1e16, 1e30}) {
+      CAPTURE(m);
+      Tensor logits = to_dtype(from_vector(std::vector<double>{m, m, 0.0}, {1, 3}), dtype);
+      logits.set_requires_grad();
+      const Tensor loss = nn::cross_entropy(logits, from_vector(std::vector<int64_t>{2}, {1}), -100);
+      CHECK(loss.to_vector<double>()[0] == doctest::Approx(m + std::log(2.0)).epsilon(dtype == DType::Float32 ? 1e-7 : 1e-15));
+      backward(loss);
+      const std::vector<double> dlogits = logits.grad().to_vector<double>();
+      CHECK(dlogits[0] == 0.5);
+      CHECK(dlogits[1] == 0.5);
+      CHECK(dlogits[2] == -1.0);
+    }
+  }
+}
+
+TEST_CASE("edges: cross_entropy at a large offset agrees with the offset-free row (it lost 1e-4 relative at 1e4)") {
+  // Adding a constant to a row changes neither its softmax nor its loss. Offsets that are
+  // exact in float32 keep logits - max exact, so the gradient must match to float rounding.
+  const Tensor base = from_vector(std::vector<float>{0.25f, -1.5f, 2.0f, 0.75f, -0.125f, 1.0f}, {2, 3});
+  const Tensor targets = from_vector(std::vector<int64_t>{1, 2}, {2});
+  auto gradient = [&](float offset) {
+    Tensor logits = raw::add(base, static_cast<double>(offset));
+    logits.set_requires_grad();
+    backward(nn::cross_entropy(logits, targets, -100));
+    return logits.grad().to_vector<float>();
+  };
+  const std::vector<float> plain = gradient(0.0f), shifted = gradient(16384.0f);
+  for (size_t i = 0; i < plain.size(); ++i) CHECK(shifted[i] == doctest::Approx(plain[i]).epsilon(1e-6));
+}
