@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "tinygpt/tensor/isa.h"
@@ -37,6 +38,24 @@ struct RowMoments {
 
 // One copy per instruction set (tensor/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
+
+// A row whose squared deviations overflow T (|x - mean| past about 1e19 in float32)
+// is normalised all the same: the deviations are divided by the largest of them
+// first, so var = largest^2 * mean((d / largest)^2) never forms. Without it, rstd
+// was 1 / inf = 0 and the output exactly the bias, where the true one is finite.
+template <class T>
+T rstd_of_overflowing_row(const T* x, T mean, int64_t channels, double eps) {
+  T largest = 0;
+  for (int64_t c = 0; c < channels; ++c) largest = std::max(largest, std::abs(x[c] - mean));
+  if (!(largest <= std::numeric_limits<T>::max())) return 0;  // an infinite row: 1 / sqrt(inf), as before
+  T scaled_squares = 0;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T scaled = (x[c] - mean) / largest;
+    scaled_squares += scaled * scaled;
+  }
+  return static_cast<T>(1) /
+         (largest * std::sqrt(scaled_squares / static_cast<T>(channels) + static_cast<T>(eps / largest / largest)));
+}
 
 // One row forward: x (C) -> y (C), returning its mean and rstd. The kernel
 // under layer_norm, and the fused decode step's (models/gpt_decode.cpp): same numbers.
@@ -58,7 +77,9 @@ inline RowMoments<T> layer_norm_row(const T* x, const T* weight, const T* bias, 
   T squares = 0;
 #pragma omp simd reduction(+ : squares)
   for (int64_t c = 0; c < channels; ++c) squares += (x[c] - mean) * (x[c] - mean);
-  const T rstd = static_cast<T>(1) / std::sqrt(squares / static_cast<T>(channels) + static_cast<T>(eps));
+  const T rstd = squares > std::numeric_limits<T>::max()
+                     ? rstd_of_overflowing_row(x, mean, channels, eps)
+                     : static_cast<T>(1) / std::sqrt(squares / static_cast<T>(channels) + static_cast<T>(eps));
 #pragma omp simd
   for (int64_t c = 0; c < channels; ++c) y[c] = std::fma((x[c] - mean) * rstd, weight[c], bias[c]);
   return {mean, rstd};
@@ -70,7 +91,11 @@ inline RowMoments<T> layer_norm_row(const T* x, const T* weight, const T* bias, 
 template <class T>
 inline void layer_norm_backward_row(const T* dy, const T* x, const T* weight, T mean, T rstd, T* dx, T* dweight_sum,
                                     T* dbias_sum, int64_t channels) {
-  if (dx) {
+  if (dx && channels == 1) {
+    // One channel: xhat is 0 whatever x is, so y = bias and dx = 0 exactly. The general
+    // formula's dxhat - mean(dxhat) is 0 only if both round alike, which an FMA breaks.
+    dx[0] = 0;
+  } else if (dx) {
     T sum_dxhat = 0, sum_dxhat_xhat = 0;
 #pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
     for (int64_t c = 0; c < channels; ++c) {

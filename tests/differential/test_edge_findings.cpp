@@ -9,8 +9,10 @@
 
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/functional/cross_entropy.h"
+#include "tinygpt/nn/functional/layer_norm.h"
 #include "tinygpt/nn/functional/rope.h"
 #include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/view.h"
 
 using namespace tg;
@@ -99,4 +101,39 @@ TEST_CASE("edges: cross_entropy at a large offset agrees with the offset-free ro
   };
   const std::vector<float> plain = gradient(0.0f), shifted = gradient(16384.0f);
   for (size_t i = 0; i < plain.size(); ++i) CHECK(shifted[i] == doctest::Approx(plain[i]).epsilon(1e-6));
+}
+
+TEST_CASE("edges: layer_norm with one channel has dx exactly 0 (an FMA left -0.026 in the release build)") {
+  // y = bias whatever x is, so dx = 0; dweight = dy * xhat = 0 and dbias = dy.
+  Generator generator(21);
+  Tensor x = randn({64, 1}, generator), weight = randn({1}, generator), bias = randn({1}, generator);
+  for (Tensor* t : {&x, &weight, &bias}) t->set_requires_grad();
+  const Tensor dy = randn({64, 1}, generator);
+  backward(sum(nn::layer_norm(x, weight, bias) * dy));
+  for (const float value : x.grad().to_vector<float>()) CHECK(value == 0.0f);
+  CHECK(weight.grad().to_vector<float>()[0] == 0.0f);
+  CHECK(bias.grad().to_vector<float>()[0] == doctest::Approx(raw::sum(dy).to_vector<float>()[0]).epsilon(1e-6));
+}
+
+TEST_CASE("edges: layer_norm of a row whose variance overflows float32 is still normalised (it gave the bias)") {
+  // x = s * [1, -1, 3, -3]: mean 0, var = 5 s^2 = 5e60 (past FLT_MAX); xhat = [1, -1, 3, -3] / sqrt(5).
+  const double s = 1e30;
+  Tensor x = from_vector(std::vector<float>{1e30f, -1e30f, 3e30f, -3e30f}, {1, 4});
+  x.set_requires_grad();
+  const Tensor weight = ones({4}), bias = zeros({4});
+  const Tensor y = nn::layer_norm(x, weight, bias);
+  const std::vector<float> values = y.to_vector<float>();
+  const double expected[] = {1 / std::sqrt(5.0), -1 / std::sqrt(5.0), 3 / std::sqrt(5.0), -3 / std::sqrt(5.0)};
+  for (int c = 0; c < 4; ++c) CHECK(values[c] == doctest::Approx(expected[c]).epsilon(1e-6));
+  // dx of sum(y * [1, 0, 0, 0]): (1/std) (e0 - 1/4 - xhat_0 xhat) with std = sqrt(5) s.
+  backward(sum(y * from_vector(std::vector<float>{1, 0, 0, 0}, {1, 4})));
+  const std::vector<float> dx = x.grad().to_vector<float>();
+  for (int c = 0; c < 4; ++c) {
+    const double exact = ((c == 0 ? 1.0 : 0.0) - 0.25 - expected[0] * expected[c]) / (std::sqrt(5.0) * s);
+    CHECK(dx[c] == doctest::Approx(exact).epsilon(1e-5));
+  }
+  // float64 overflows past 1e154 the same way.
+  const Tensor wide = nn::layer_norm(to_dtype(from_vector(std::vector<double>{1e200, -1e200}, {1, 2}), DType::Float64),
+                                     to_dtype(ones({2}), DType::Float64), to_dtype(zeros({2}), DType::Float64));
+  CHECK(wide.to_vector<double>()[0] == doctest::Approx(1.0).epsilon(1e-12));
 }
