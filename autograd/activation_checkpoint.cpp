@@ -62,7 +62,7 @@ Tensor activation_checkpoint(CheckpointedFunction function, const Tensor& input,
                   if (!replay_output.requires_grad()) return Grads{Tensor()};  // output independent of everything
                   backward(replay_output, grad_output);  // parameters' .grad accumulate here
                   return Grads{replay_input.grad()};     // undefined when the output ignores the input
-                });
+                }, {input});
 }
 
 }  // namespace tg

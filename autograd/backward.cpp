@@ -92,6 +92,7 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
 
     std::vector<bool> needs_grad(node->inputs.size());
     for (size_t i = 0; i < node->inputs.size(); ++i) needs_grad[i] = node->inputs[i].active();
+    check_saved_versions(*node);
     const std::vector<Tensor> buffers = leaf_grad_buffers(*node);
     std::vector<Tensor> input_grads;
     {
@@ -100,7 +101,10 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
     }
     check(input_grads.size() == node->inputs.size(), "backward of '", node->op, "' returned ", input_grads.size(),
           " gradients for ", node->inputs.size(), " inputs");
-    if (!keep_graph) node->backward = nullptr;  // frees the saved tensors now, not at the end
+    if (!keep_graph) {  // frees the saved tensors now, not at the end
+      node->backward = nullptr;
+      node->saved.clear();
+    }
 
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       const Edge& edge = node->inputs[i];

@@ -40,7 +40,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
                 [a = save ? a.detach() : Tensor(), b = save ? b.detach() : Tensor()](const Tensor& dc, const Needs& needs) {
                   return Grads{unbroadcast(needs[0] ? raw::mul(dc, b) : Tensor(), a.shape(), needs[0]),
                                unbroadcast(needs[1] ? raw::mul(dc, a) : Tensor(), b.shape(), needs[1])};
-                });
+                }, {a, b});
 }
 
 // c = a / b:  da = dc / b,  db = -dc * a / b^2 = -dc * c / b
@@ -53,7 +53,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
                   const Tensor da = needs[0] ? raw::div(dc, b) : Tensor();
                   const Tensor db = needs[1] ? raw::neg(raw::div(raw::mul(dc, c), b)) : Tensor();
                   return Grads{unbroadcast(da, sa, needs[0]), unbroadcast(db, b.shape(), needs[1])};
-                });
+                }, {b, c});
 }
 
 // c = a^b:  da = dc * b * a^(b-1),  db = dc * c * log(a)
@@ -78,7 +78,7 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
                     db = raw::mul(dc, raw::where(raw::eq(a, zero), raw::where(raw::ge(b, zero), zero, slope), slope));
                   }
                   return Grads{unbroadcast(da, a.shape(), needs[0]), unbroadcast(db, b.shape(), needs[1])};
-                });
+                }, {base, exponent, c});
 }
 
 // c = a^p (p a constant):  da = dc * p * a^(p-1), and 0 for p = 0 (a^0 is
@@ -90,7 +90,7 @@ Tensor pow(const Tensor& base, double exponent) {
                   if (exponent == 0) return Grads{raw::mul(dc, 0.0)};
                   const Tensor slope = exponent == 2 ? raw::mul(a, 2.0) : raw::mul(raw::pow(a, exponent - 1), exponent);
                   return Grads{raw::mul(dc, slope)};
-                });
+                }, {base});
 }
 
 // y = -x:  dx = -dy
@@ -101,19 +101,20 @@ Tensor neg(const Tensor& x) {
 // y = e^x:  dx = dy * y
 Tensor exp(const Tensor& x) {
   const Tensor y = raw::exp(x);
-  return record("exp", {x}, y, [y = y.detach()](const Tensor& dy, const Needs&) { return Grads{raw::mul(dy, y)}; });
+  return record("exp", {x}, y, [y = y.detach()](const Tensor& dy, const Needs&) { return Grads{raw::mul(dy, y)}; }, {y});
 }
 
 // y = log x:  dx = dy / x
 Tensor log(const Tensor& x) {
-  return record("log", {x}, raw::log(x), [x = x.detach()](const Tensor& dy, const Needs&) { return Grads{raw::div(dy, x)}; });
+  return record(
+      "log", {x}, raw::log(x), [x = x.detach()](const Tensor& dy, const Needs&) { return Grads{raw::div(dy, x)}; }, {x});
 }
 
 // y = sqrt x:  dx = dy / (2 y)
 Tensor sqrt(const Tensor& x) {
   const Tensor y = raw::sqrt(x);
   return record("sqrt", {x}, y,
-                [y = y.detach()](const Tensor& dy, const Needs&) { return Grads{raw::div(dy, raw::mul(y, 2.0))}; });
+                [y = y.detach()](const Tensor& dy, const Needs&) { return Grads{raw::div(dy, raw::mul(y, 2.0))}; }, {y});
 }
 
 // y = tanh x:  dx = dy * (1 - y^2)
@@ -121,7 +122,7 @@ Tensor tanh(const Tensor& x) {
   const Tensor y = raw::tanh(x);
   return record("tanh", {x}, y, [y = y.detach()](const Tensor& dy, const Needs&) {
     return Grads{raw::mul(dy, raw::rsub(1.0, raw::mul(y, y)))};
-  });
+  }, {y});
 }
 
 // c = cond ? a : b:  da = cond ? dc : 0,  db = cond ? 0 : dc
@@ -132,7 +133,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
                   const Tensor da = needs[1] ? raw::where(condition, dc, zero) : Tensor();
                   const Tensor db = needs[2] ? raw::where(condition, zero, dc) : Tensor();
                   return Grads{Tensor(), unbroadcast(da, sa, needs[1]), unbroadcast(db, sb, needs[2])};
-                });
+                }, {condition});
 }
 
 // y = mask ? value : x:  dx = mask ? 0 : dy
@@ -140,7 +141,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   return record("masked_fill", {x, mask}, raw::masked_fill(x, mask, value),
                 [mask = mask.detach()](const Tensor& dy, const Needs&) {
                   return Grads{raw::masked_fill(dy, mask, 0.0), Tensor()};
-                });
+                }, {mask});
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return raw::eq(a, b); }
@@ -155,13 +156,13 @@ Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& x) { return neg(x); }
-Tensor operator+(const Tensor& a, double b) { return add(a, scalar(b, a.dtype())); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, scalar(b, a.dtype())); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, scalar(b, a.dtype())); }
-Tensor operator/(const Tensor& a, double b) { return div(a, scalar(b, a.dtype())); }
-Tensor operator+(double a, const Tensor& b) { return add(scalar(a, b.dtype()), b); }
-Tensor operator-(double a, const Tensor& b) { return sub(scalar(a, b.dtype()), b); }
-Tensor operator*(double a, const Tensor& b) { return mul(scalar(a, b.dtype()), b); }
-Tensor operator/(double a, const Tensor& b) { return div(scalar(a, b.dtype()), b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, raw::scalar_like(b, a, "add")); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, raw::scalar_like(b, a, "sub")); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, raw::scalar_like(b, a, "mul")); }
+Tensor operator/(const Tensor& a, double b) { return div(a, raw::scalar_like(b, a, "div")); }
+Tensor operator+(double a, const Tensor& b) { return add(raw::scalar_like(a, b, "add"), b); }
+Tensor operator-(double a, const Tensor& b) { return sub(raw::scalar_like(a, b, "sub"), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(raw::scalar_like(a, b, "mul"), b); }
+Tensor operator/(double a, const Tensor& b) { return div(raw::scalar_like(a, b, "div"), b); }
 
 }  // namespace tg

@@ -16,7 +16,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return record("index_select", {x, index}, raw::index_select(x, dim, index),
                 [shape = x.shape(), dim, index = index.detach()](const Tensor& dy, const Needs& needs) {
                   return Grads{needs[0] ? raw::index_add(shape, dim, index, dy) : Tensor(), Tensor()};
-                });
+                }, {index});
 }
 
 // y = x.gather(dim, index):  dx = zeros(x.shape).scatter_add(dim, index, dy)
@@ -24,7 +24,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   return record("gather", {x, index}, raw::gather(x, dim, index),
                 [shape = x.shape(), dim, index = index.detach()](const Tensor& dy, const Needs& needs) {
                   return Grads{needs[0] ? raw::scatter_add(shape, dim, index, dy) : Tensor(), Tensor()};
-                });
+                }, {index});
 }
 
 // out (..., C) = table (V, C)[ids (...)]:  dtable[v] = sum of dout over the positions where ids == v
@@ -32,7 +32,7 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   return record("embedding", {table, ids}, raw::embedding(table, ids),
                 [vocab_size = table.size(0), ids = ids.detach()](const Tensor& dout, const Needs& needs) {
                   return Grads{needs[0] ? raw::embedding_backward(vocab_size, ids, dout) : Tensor(), Tensor()};
-                });
+                }, {ids});
 }
 
 // y = cat(x_0, x_1, ...) along dim:  dx_i = the slice of dy that x_i became (a view)

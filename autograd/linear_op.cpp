@@ -264,7 +264,7 @@ Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   // A slot per input: a frozen bias (LoRA, partial fine-tuning) gets an empty one.
                   if (needs.size() == 3) return Grads{dx, dweight, needs[2] ? bias_grad(dy_rows) : Tensor()};  // db (out)
                   return Grads{dx, dweight};
-                });
+                }, {save_x ? x_rows : Tensor(), save_weight ? weight_rows : Tensor()});
 }
 
 Tensor linear_product(const Tensor& x, const Tensor& weight, const char* profile_role, DType matmul_dtype) {

@@ -71,7 +71,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const char* profile_role) {
                     db = raw::reshape(db, b_shape);
                   }
                   return Grads{da, db};
-                });
+                }, {save_a ? a : Tensor(), save_b ? b : Tensor()});
 }
 
 }  // namespace tg

@@ -1,6 +1,7 @@
 #include "tinygpt/autograd/node.h"
 
 #include <atomic>
+#include <sstream>
 
 #include "tinygpt/autograd/grad_mode.h"
 
@@ -22,7 +23,37 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward) {
+namespace {
+
+// Which of the op's tensors a saved one shares its memory with, for the error's words.
+int role_of(const Tensor& saved, const std::vector<Tensor>& inputs, const Tensor& output) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined() && saved.storage() == inputs[i].storage()) return static_cast<int>(i);
+  return saved.storage() == output.storage() ? SavedVersion::kOutput : SavedVersion::kOther;
+}
+
+std::string describe(const SavedVersion& saved) {
+  std::ostringstream words;
+  if (saved.role == SavedVersion::kOutput) words << "its output";
+  else if (saved.role == SavedVersion::kOther) words << "a tensor it saved";
+  else words << "its input " << saved.role;
+  words << " of shape " << shape_str(saved.shape);
+  return words.str();
+}
+
+}  // namespace
+
+void check_saved_versions(const Node& node) {
+  for (const SavedVersion& saved : node.saved) {
+    const uint64_t now = saved.storage->version();
+    check(now == saved.version, "backward of '", node.op, "': ", describe(saved), ", which '", node.op,
+          "' saved for its gradient, was changed in place after it ran (version ", saved.version, ", now ", now,
+          "), so the gradient would be wrong; change a clone instead, or change it after backward");
+  }
+}
+
+Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward,
+              const std::vector<Tensor>& saved) {
   if (!any_requires_grad(inputs)) return output;
   // A raw op may hand back one of its inputs unchanged (contiguous of a
   // contiguous tensor); never write a grad_fn onto an input.
@@ -33,6 +64,9 @@ Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, 
   auto node = std::make_shared<Node>();
   node->op = op;
   node->backward = std::move(backward);
+  for (const Tensor& tensor : saved)
+    if (tensor.defined())
+      node->saved.push_back({tensor.storage(), tensor.storage()->version(), role_of(tensor, inputs, output), tensor.shape()});
   for (const Tensor& input : inputs) {
     Edge edge;
     if (input.defined() && input.requires_grad()) {

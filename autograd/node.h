@@ -10,6 +10,12 @@
 // still backpropagate through it, and memory does not grow across steps.
 // Saved tensors must be detached (Tensor::detach) so that no Node owns its own
 // output, which would be a reference cycle.
+//
+// An in-place write (raw::mul_, copy_, fill_, add_, an optimiser's step) into a tensor
+// that an op saved would make that op's gradient silently wrong: y = exp(x), then
+// mul_(y, 3), then backward gave 3 e^x. So record() takes the tensors the backward
+// reads and notes their storages' versions (tensor/storage.h), and backward refuses
+// to run a node whose saved tensors were written since, naming the op, as PyTorch does.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,6 +26,15 @@
 #include "tinygpt/tensor/tensor.h"
 
 namespace tg {
+
+// A tensor an op's backward reads, and its storage's version when the op ran.
+struct SavedVersion {
+  std::shared_ptr<Storage> storage;
+  uint64_t version;
+  int role;          // the input it shares memory with, kOutput, or kOther
+  Shape shape;
+  static constexpr int kOutput = -1, kOther = -2;
+};
 
 struct Edge {
   std::shared_ptr<Node> node;         // the input's grad_fn, when the input was computed by an op
@@ -41,6 +56,7 @@ struct Node {
   std::vector<Shape> input_shapes;  // to check what backward returns
   std::vector<DType> input_dtypes;
   BackwardFn backward;         // released after a backward pass unless the graph is kept
+  std::vector<SavedVersion> saved;  // checked before backward runs, released with it
   uint64_t sequence;           // creation order: a later op has a larger number
 
   static int64_t live_count();  // Nodes alive right now (the memory-growth test watches it)
@@ -52,13 +68,19 @@ struct Node {
 
 // Records `op` on `output` when grad mode is on and any input requires grad, and
 // returns output (a fresh handle if it aliased an input). Every differentiable op
-// ends with this:
+// ends with this, naming last the tensors its backward reads (`saved`: undefined
+// ones are skipped):
 //
 //   Tensor y = raw::exp(x);
 //   return record("exp", {x}, y, [y = y.detach()](const Tensor& dy, const Needs&) {
 //     return Grads{raw::mul(dy, y)};  // d exp(x)/dx = exp(x)
-//   });
-Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward);
+//   }, {y});
+Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, BackwardFn backward,
+              const std::vector<Tensor>& saved = {});
+
+// Throws, naming the node's op and the tensor, when a tensor it saved has been
+// written in place since it was saved (autograd/backward.cpp calls it).
+void check_saved_versions(const Node& node);
 
 // During a backward function: the gradient buffer of input `input` when that
 // input is a leaf that already has one (a ParameterArena's parameters always

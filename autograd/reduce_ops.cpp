@@ -70,7 +70,7 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& dims, bool unbiased, boo
                   const double divisor = static_cast<double>(reduced_count(x.shape(), dims)) - (unbiased ? 1 : 0);
                   const Tensor deviation = raw::sub(x, raw::mean(x, dims, /*keepdim=*/true));
                   return Grads{raw::mul(raw::mul(deviation, expand_back(dy, x.shape(), dims)), 2.0 / divisor)};
-                });
+                }, {x});
 }
 
 // values = max of x along dim:  dx = dy at the arg-max of each line, 0 elsewhere
@@ -92,7 +92,7 @@ raw::MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
                            const Tensor positions = raw::view(arange(size), position_shape);
                            const Tensor is_max = raw::eq(positions, raw::reshape(indices, keepdim_shape(shape, dims)));
                            return Grads{raw::where(is_max, expand_back(dy, shape, dims), scalar(0, dy.dtype()))};
-                         });
+                         }, {result.indices});
   return result;
 }
 
@@ -105,7 +105,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   const bool save = any_requires_grad({x});
   return record("softmax", {x}, y, [y = save ? y.detach() : Tensor(), dim](const Tensor& dy, const Needs&) {
     return Grads{raw::softmax_backward(y, dy, dim)};
-  });
+  }, {y});
 }
 
 // y = log_softmax(x):  dx = dy - exp(y) * sum(dy)
@@ -114,7 +114,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   const bool save = any_requires_grad({x});
   return record("log_softmax", {x}, y, [y = save ? y.detach() : Tensor(), dim](const Tensor& dy, const Needs&) {
     return Grads{raw::log_softmax_backward(y, dy, dim)};
-  });
+  }, {y});
 }
 
 }  // namespace tg

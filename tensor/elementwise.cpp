@@ -112,19 +112,12 @@ TG_UNARY(sqrt, std::sqrt(x))
 TG_UNARY(tanh, std::tanh(x))
 TG_UNARY(sign, static_cast<T>((x > 0) - (x < 0)))
 
-namespace {
-
-// A double scalar takes the tensor's dtype. An integer tensor cannot hold 2.5: converted, it became
-// 2 and [1, 2, 3] * 2.5 gave [2, 4, 6]. Refused instead (PyTorch promotes to floating point; div
-// here refuses integers altogether).
 Tensor scalar_like(double value, const Tensor& like, const char* op) {
   check(is_floating(like.dtype()) || (std::isfinite(value) && value == std::trunc(value)), op, ": the scalar ",
         value, " is not a whole number, which a ", dtype_name(like.dtype()), " tensor cannot hold; make the tensor "
         "floating point first (to_dtype)");
   return scalar(value, like.dtype());
 }
-
-}  // namespace
 
 Tensor add(const Tensor& a, double b) { return add(a, scalar_like(b, a, "add")); }
 Tensor mul(const Tensor& a, double b) { return mul(a, scalar_like(b, a, "mul")); }
@@ -169,10 +162,10 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
 }
 
 void add_(const Tensor& dst, const Tensor& src) {
-  check_no_internal_overlap(dst, "add_");
   check(dst.dtype() == src.dtype(), "add_: dtypes ", dtype_name(dst.dtype()), " and ", dtype_name(src.dtype()), " differ");
   check(broadcast_shapes(dst.shape(), src.shape(), "add_") == dst.shape(), "add_: shape ", src.shape(),
         " does not broadcast to the destination's shape ", dst.shape());
+  begin_in_place_write(dst, "add_");
   ProfileScope scope(ProfileFamily::elementwise);
   scope.add_bytes_of(dst, dst, src);  // dst read and written
   const Tensor source = expand(src, dst.shape());
@@ -192,7 +185,7 @@ void add_(const Tensor& dst, const Tensor& src) {
 }
 
 void mul_(const Tensor& dst, double factor) {
-  check_no_internal_overlap(dst, "mul_");
+  begin_in_place_write(dst, "mul_");
   ProfileScope scope(ProfileFamily::elementwise);
   scope.add_bytes_of(dst, dst);  // read and written
   visit_floating(dst.dtype(), "mul_", [&]<class T>() {

@@ -20,6 +20,10 @@ Tensor add(const Tensor& a, double b);
 Tensor mul(const Tensor& a, double b);
 Tensor pow(const Tensor& base, double exponent);
 Tensor rsub(double a, const Tensor& b);  // a - b
+// A 0-d tensor of `value` in the dtype of `like`, the scalar operand of `op`. An integer
+// tensor cannot hold 2.5: converted, it became 2 and [1, 2, 3] * 2.5 gave [2, 4, 6].
+// Refused instead, naming op (PyTorch promotes to floating point; div refuses integers).
+Tensor scalar_like(double value, const Tensor& like, const char* op);
 
 // Comparisons -> bool.
 Tensor eq(const Tensor& a, const Tensor& b);

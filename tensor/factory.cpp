@@ -4,10 +4,12 @@
 
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/strided_loop.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg {
 
 void fill_(const Tensor& out, double value) {
+  raw::begin_in_place_write(out, "fill_");
   ProfileScope scope(ProfileFamily::elementwise);
   scope.add_bytes_of(out);
   visit_any(out.dtype(), [&]<class T>() {

@@ -3,6 +3,7 @@
 // owns, such as a memory-mapped file (adopt), released by a function of theirs
 // when the last tensor viewing it goes away.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -39,12 +40,19 @@ class Storage {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
+  // How many in-place writes (raw::add_, mul_, fill_, copy_, an optimiser's step) the
+  // memory has seen. Every view of it shares the count, as in PyTorch; backward
+  // compares it with the count when an op saved the tensor (autograd/node.h).
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   Storage(void* data, size_t bytes, std::function<void()> release = {})
       : data_(data), bytes_(bytes), release_(std::move(release)) {}
   void* data_;
   size_t bytes_;
   std::function<void()> release_;  // empty for allocate()'s buffers, which go back to the cache
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace tg

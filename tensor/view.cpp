@@ -205,18 +205,19 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   return restride(x, std::move(out_shape), std::move(out_strides), x.offset());
 }
 
-void check_no_internal_overlap(const Tensor& dst, const char* op) {
+void begin_in_place_write(const Tensor& dst, const char* op) {
   if (dst.numel() == 0) return;  // no element, no write (an empty tensor's strides may well be 0)
   for (int64_t d = 0; d < dst.dim(); ++d)
     check(dst.stride(d) != 0 || dst.size(d) <= 1, op, ": the destination of shape ", dst.shape(), " is an expanded "
           "view (stride 0 along dim ", d, "), where one memory location stands for ", dst.size(d), " elements; "
           "write into a contiguous copy instead");
+  dst.storage()->bump_version();
 }
 
 void copy_(const Tensor& dst, const Tensor& src) {
-  check_no_internal_overlap(dst, "copy_");
   check(broadcast_shapes(dst.shape(), src.shape(), "copy_") == dst.shape(), "copy_: a source of shape ", src.shape(),
         " does not broadcast to the destination's shape ", dst.shape());
+  begin_in_place_write(dst, "copy_");
   ProfileScope scope(ProfileFamily::copy);
   scope.add_bytes_of(dst, src);
   const Tensor source = expand(src, dst.shape());

@@ -43,11 +43,15 @@ Tensor clone(const Tensor& x);
 // Copies src into dst elementwise (src broadcast to dst's shape; dtypes may differ).
 void copy_(const Tensor& dst, const Tensor& src);
 
-// Throws naming `op` when `dst` is a view in which one memory location stands for several
-// elements (an expanded view: stride 0 along a dim of size > 1). An in-place write into it would
-// land each of those elements' updates in one place (add_ into an expanded view of 20,000 elements
-// added 20,000 times into one float); PyTorch refuses such writes too.
-void check_no_internal_overlap(const Tensor& dst, const char* op);
+// What every in-place op does before it writes into `dst`:
+// - throws naming `op` when `dst` is a view in which one memory location stands for several
+//   elements (an expanded view: stride 0 along a dim of size > 1). An in-place write into it would
+//   land each of those elements' updates in one place (add_ into an expanded view of 20,000 elements
+//   added 20,000 times into one float); PyTorch refuses such writes too;
+// - bumps the version of dst's storage, so that a backward that saved it finds out (autograd/node.h).
+// These raw writes are never recorded on the tape: they are what an in-place op under
+// torch.no_grad() is, which is why a leaf that requires grad may take one (initialisation, loading).
+void begin_in_place_write(const Tensor& dst, const char* op);
 // x converted to another dtype (x itself if it already has it).
 Tensor to_dtype(const Tensor& x, DType dtype);
 

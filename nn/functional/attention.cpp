@@ -110,7 +110,7 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
                   const int products = (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0);  // dv, dP, dq, dk
                   scope.add_flops(2.0 * products * attention_block_multiply_adds(shape, kBackwardQueryBlock));
                   return grads.returned;
-                });
+                }, {q_rows, k_rows, v_rows});
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                   });
                   scope.add_bytes_of(logits, targets, row_stats, dlogits);
                   return Grads{dlogits};
-                });
+                }, {logits_contiguous});
 }
 
 Tensor cross_entropy_reference(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {

@@ -34,7 +34,7 @@ Tensor erf_op(const Tensor& x) {
   return record("erf", {x}, y, [x = x.detach()](const Tensor& dy, const Needs&) {
     const Tensor derivative = raw::mul(raw::exp(raw::neg(raw::mul(x, x))), 2 / std::sqrt(std::numbers::pi));
     return Grads{raw::mul(dy, derivative)};
-  });
+  }, {x});
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
     });
     scope.add_bytes_of(dy, x, dx);
     return Grads{dx};
-  });
+  }, {x_contiguous});
 }
 
 Tensor gelu_reference(const Tensor& x, GeluApproximation approximation) {

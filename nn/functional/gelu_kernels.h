@@ -25,6 +25,7 @@
 // std::erf does not vectorise, so this form is slower than the tanh one (it is
 // not GPT-2's; it is here for models that ask for the exact GELU).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -65,7 +66,10 @@ inline T gelu_erf_value(T x) {
 
 // The slope gelu'(x) of each form at one x (the backward multiplies dy by it).
 template <class T>
-inline T gelu_tanh_slope(T x) {
+inline T gelu_tanh_slope(T x_in) {
+  // Past 12 the slope is 1 to the last bit in float and double, and x^2 would overflow float32
+  // past 1.8e19 (the slope was then 1e30 * 1e-38 * inf = inf): taken at 12 there (NaN stays NaN).
+  const T x = std::min(x_in, static_cast<T>(12));
   const T square = x * x;
   const T u = static_cast<T>(kGeluSqrt2OverPi) * (x + static_cast<T>(kGeluCubicCoefficient) * square * x);
   const T du_dx = static_cast<T>(kGeluSqrt2OverPi) * (1 + static_cast<T>(3 * kGeluCubicCoefficient) * square);

@@ -59,7 +59,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                   });
                   scope.add_bytes_of(dy, x, weight, mean, rstd, dx, dweight, dbias);
                   return Grads{dx, dweight, dbias};
-                });
+                }, {x_contiguous, weight_contiguous});
 }
 
 Tensor layer_norm_reference(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {

@@ -39,6 +39,7 @@ AdamW::AdamW(const ParameterArena& arena, AdamWOptions options) : arena_(arena),
 void AdamW::step() {
   ProfilePassScope pass(ProfilePass::update);
   ++state_.step;
+  raw::begin_in_place_write(arena_.params(), "AdamW");
   float* params = arena_.params().data<float>();
   const float* grads = arena_.grads().data<float>();
   float* m = state_.m.data<float>();

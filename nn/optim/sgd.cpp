@@ -2,6 +2,7 @@
 
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 
@@ -14,6 +15,7 @@ SGD::SGD(const ParameterArena& arena, SGDOptions options) : arena_(arena), optio
 
 void SGD::step() {
   const Tensor params = arena_.params(), grads = arena_.grads();
+  raw::begin_in_place_write(params, "SGD");
   visit_floating(params.dtype(), "SGD", [&]<class T>() {
     T* p = params.data<T>();
     const T* g = grads.data<T>();

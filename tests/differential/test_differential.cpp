@@ -27,6 +27,12 @@
 //
 // A mismatch names the program (its id in programs.json and its ops) and the
 // worst element.
+//
+// tests/reference/make_differential_edge_fixtures.py adds 600 programs of the
+// classes issue 33 found wrong (frozen inputs, 0-d tensors through dim ops, extreme
+// values through the fused ops, in-place writes between forward and backward,
+// integer tensors with fractional scalars) in edge_programs.json, whose format
+// the script's docstring gives.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -43,6 +49,8 @@
 #include "tinygpt/nn/functional/gelu.h"
 #include "tinygpt/nn/functional/layer_norm.h"
 #include "tinygpt/nn/functional/rope.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/safetensors.h"
 #include "tinygpt/tensor/view.h"
 #include "torch_reference.h"
@@ -56,6 +64,8 @@ using namespace tg::testing;
 
 const char* const kPrograms = "tests/fixtures/differential/programs.json";
 const char* const kExpected = "tests/fixtures/differential/expected.safetensors";
+const char* const kEdgePrograms = "tests/fixtures/differential/edge_programs.json";
+const char* const kEdgeExpected = "tests/fixtures/differential/edge_expected.safetensors";
 
 // ---- leaf values, as the generator computes them
 
@@ -129,7 +139,7 @@ Tensor make_leaf(int64_t program_id, int64_t slot, const Json& spec, DType dtype
   if (spec.value("index", false)) return index_values(seed, spec);
   Tensor leaf = float_values(seed, spec, dtype);
   for (const Json& view : spec.value("views", Json::array())) leaf = apply_view(leaf, view);
-  return leaf.set_requires_grad();
+  return spec.value("frozen", false) ? leaf : leaf.set_requires_grad();
 }
 
 // ---- the fused nn ops, each compared with torch's own function
@@ -155,6 +165,7 @@ const OpTable& nn_ops() {
       {"nn.gelu", [](const Inputs& in, const Json& p) { return one(gelu(in[0], approximation(p))); }},
       {"nn.gelu_reference",
        [](const Inputs& in, const Json& p) { return one(gelu_reference(in[0], approximation(p))); }},
+      {"nn.linear_product", [](const Inputs& in, const Json&) { return one(tg::linear_product(in[0], in[1], in[2])); }},
       {"nn.layer_norm",
        [](const Inputs& in, const Json& p) { return one(layer_norm(in[0], in[1], in[2], real(p, "eps"))); }},
       {"nn.layer_norm_reference",
@@ -221,8 +232,25 @@ struct ExpectedStream {
   }
 };
 
+// The edge programs' in-place write after the forward, as raw ops (never recorded).
+void write_in_place(const Tensor& target, const Json& write) {
+  const std::string op = write.at("op").get<std::string>();
+  const double scalar = write.at("scalar").get<double>();
+  if (op == "mul_") tg::raw::mul_(target, scalar);
+  else if (op == "fill_") tg::fill_(target, scalar);
+  else if (op == "add_") tg::raw::add_(target, tg::full({}, scalar, target.dtype()));
+  else tg::fail("unknown in-place op '", op, "'");
+}
+
+// What a replay saw, for the checks over all programs.
+struct ReplayCounts {
+  int64_t backward_refused = 0;  // in-place programs whose backward tg refused
+  int64_t exact_after_write = 0;  // in-place programs whose gradients came out exact
+  int64_t refused = 0;            // programs tg must refuse, and did
+};
+
 // Replays one program; returns every mismatch found (empty when it passes).
-std::vector<std::string> replay(const Json& program, const tg::SafetensorsFile& expected) {
+std::vector<std::string> replay(const Json& program, const tg::SafetensorsFile& expected, ReplayCounts& counts) {
   const int64_t id = program.at("id").get<int64_t>();
   const std::string dtype_name = program.at("dtype").get<std::string>();
   const DType dtype = dtype_name == "float64" ? DType::Float64 : DType::Float32;
@@ -238,6 +266,18 @@ std::vector<std::string> replay(const Json& program, const tg::SafetensorsFile& 
     Inputs inputs;
     for (const Json& input : op.at("in")) inputs.push_back(values.at(input.get<size_t>()));
     const std::string name = op.at("op").get<std::string>();
+    if (program.contains("refused")) {
+      const std::string words = program.at("refused").get<std::string>();
+      try {
+        find_op(name)(inputs, op);
+      } catch (const tg::Error& error) {
+        if (std::string(error.what()).find(words) == std::string::npos)
+          return {name + " was refused with \"" + error.what() + "\", not for \"" + words + "\""};
+        ++counts.refused;
+        return {};
+      }
+      return {name + " was not refused (it must say \"" + words + "\")"};
+    }
     std::vector<Tensor> outputs = find_op(name)(inputs, op);
     if (static_cast<int64_t>(outputs.size()) != output_count(op))
       return {name + " gave " + std::to_string(outputs.size()) + " values, torch's " +
@@ -250,7 +290,20 @@ std::vector<std::string> replay(const Json& program, const tg::SafetensorsFile& 
 
   const Tensor weight =
       float_values(static_cast<uint64_t>(16 * id + kWeightSlot), Json{{"shape", output.shape()}}, dtype);
-  tg::backward(output, weight);
+  if (program.contains("inplace")) {
+    // Refused, or exactly the gradients of the forward as it ran: never silently others.
+    write_in_place(values.at(program.at("inplace").at("value").get<size_t>()), program.at("inplace"));
+    try {
+      tg::backward(output, weight);
+    } catch (const tg::Error& error) {
+      if (std::string(error.what()).find("was changed in place after it ran") == std::string::npos)
+        return {std::string("backward after the write threw: ") + error.what()};
+      ++counts.backward_refused;
+      return {};
+    }
+  } else {
+    tg::backward(output, weight);
+  }
   std::vector<std::string> problems;
   for (size_t slot = 0; slot < leaves.size(); ++slot) {
     const Json& spec = leaf_specs[slot];
@@ -263,40 +316,65 @@ std::vector<std::string> replay(const Json& program, const tg::SafetensorsFile& 
         !mismatch.empty())
       problems.push_back(mismatch + (leaf.grad().defined() ? "" : " (tg computed no gradient)"));
   }
+  if (program.contains("inplace") && problems.empty()) ++counts.exact_after_write;
   return problems;
 }
 
-Json load_programs() {
-  std::ifstream file(kPrograms);
-  REQUIRE_MESSAGE(file.good(), "cannot open " << kPrograms);
+Json load_programs(const char* path) {
+  std::ifstream file(path);
+  REQUIRE_MESSAGE(file.good(), "cannot open " << path);
   return Json::parse(file);
 }
 
-}  // namespace
-
-TEST_CASE("differential: random programs match PyTorch's outputs and gradients") {
-  const Json programs = load_programs().at("programs");
-  const tg::SafetensorsFile expected = tg::load_safetensors(kExpected);
-  REQUIRE(programs.size() >= 3000);  // the script writes 3000; fewer means a broken checkout
-
-  std::set<std::string> ops_seen;
-  int64_t replayed = 0;
+// Replays every program of a file, failing a check per mismatch; adds the ops it used to ops_seen.
+ReplayCounts replay_file(const char* programs_path, const char* expected_path, std::set<std::string>& ops_seen) {
+  const Json programs = load_programs(programs_path).at("programs");
+  const tg::SafetensorsFile expected = tg::load_safetensors(expected_path);
+  ReplayCounts counts;
   for (const Json& program : programs) {
     const int64_t id = program.at("id").get<int64_t>();
     for (const Json& op : program.at("ops")) ops_seen.insert(op.at("op").get<std::string>());
     std::vector<std::string> problems;
     try {
-      problems = replay(program, expected);
+      problems = replay(program, expected, counts);
     } catch (const std::exception& error) {
       problems = {std::string("threw: ") + error.what()};
     }
     for (const std::string& problem : problems)
       FAIL_CHECK("program " << id << " (" << program.at("dtype").get<std::string>() << ", " << describe_ops(program)
                             << "): " << problem);
-    ++replayed;
+  }
+  MESSAGE(programs.size() << " programs of " << std::string(programs_path) << " replayed");
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("differential: random programs match PyTorch's outputs and gradients") {
+  REQUIRE(load_programs(kPrograms).at("programs").size() >= 3000);  // the script writes 3000; fewer means a broken checkout
+  std::set<std::string> ops_seen;
+  replay_file(kPrograms, kExpected, ops_seen);
+}
+
+TEST_CASE("differential: the edge programs (frozen inputs, 0-d, extremes, in-place writes, int scalars)") {
+  std::set<std::string> ops_seen;
+  const ReplayCounts counts = replay_file(kEdgePrograms, kEdgeExpected, ops_seen);
+  // Both outcomes of an in-place write occur, and the int-scalar programs were all refused.
+  CHECK(counts.backward_refused >= 20);
+  CHECK(counts.exact_after_write >= 20);
+  CHECK(counts.refused >= 20);
+  MESSAGE(counts.backward_refused << " backwards refused after a write, " << counts.exact_after_write
+                                  << " exact after one, " << counts.refused << " programs refused");
+}
+
+TEST_CASE("differential: every op of the tables is exercised by some program") {
+  std::set<std::string> ops_seen;
+  for (const char* path : {kPrograms, kEdgePrograms}) {
+    const Json programs = load_programs(path);
+    for (const Json& program : programs.at("programs"))
+      for (const Json& op : program.at("ops")) ops_seen.insert(op.at("op").get<std::string>());
   }
   for (const OpTable* table : {&engine_ops(), &nn_ops()})
     for (const auto& [op, fn] : *table)
       CHECK_MESSAGE(ops_seen.count(op) == 1, "op '" << op << "' is in the table but no program exercises it");
-  MESSAGE(replayed << " of " << programs.size() << " programs replayed over " << ops_seen.size() << " ops");
 }

@@ -137,3 +137,14 @@ TEST_CASE("edges: layer_norm of a row whose variance overflows float32 is still 
                                      to_dtype(ones({2}), DType::Float64), to_dtype(zeros({2}), DType::Float64));
   CHECK(wide.to_vector<double>()[0] == doctest::Approx(1.0).epsilon(1e-12));
 }
+
+TEST_CASE("edges: an int64 tensor with a fractional scalar is refused by the operators too (they truncated it)") {
+  const Tensor ids = from_vector(std::vector<int64_t>{1, 2, 3}, {3});
+  for (const double scalar : {2.5, 0.5, -1.25}) {
+    CHECK_THROWS_WITH_AS(ids * scalar, Contains("mul: the scalar"), Error);
+    CHECK_THROWS_WITH_AS(scalar * ids, Contains("is not a whole number"), Error);
+    CHECK_THROWS_WITH_AS(ids + scalar, Contains("add: the scalar"), Error);
+    CHECK_THROWS_WITH_AS(ids - scalar, Contains("sub: the scalar"), Error);
+  }
+  CHECK((ids * 2.0).to_vector<int64_t>() == std::vector<int64_t>{2, 4, 6});  // a whole number stays exact
+}

@@ -16,6 +16,19 @@ double gelu_tanh_exact(double x) {
   return x / (1 + std::exp(-2 * u));
 }
 
+struct ValuesAndSlopes {
+  std::vector<float> values, slopes;
+};
+
+// The tanh form's value and slope at each of `points`, through the op and its backward.
+ValuesAndSlopes gelu_values_and_slopes(const std::vector<float>& points) {
+  Tensor leaf = from_vector<float>(points);
+  leaf.set_requires_grad();
+  const Tensor y = nn::gelu(leaf);
+  backward(y, ones_like(y));
+  return {y.to_vector<float>(), leaf.grad().to_vector<float>()};
+}
+
 }  // namespace
 
 TEST_CASE("gelu at hand-checkable points") {
@@ -32,14 +45,11 @@ TEST_CASE("gelu's far negative tail is exactly 0, value and slope, through -inf;
   // The clamped exp gave x * 6e-39 (a sign where the truth is 0), a slope growing like x^3
   // (-3.9 at -1e12) and gelu(-inf) = -inf.
   const std::vector<float> tail = {-11.0f, -100.0f, -1e12f, -1e16f, -1e30f, -INFINITY};
-  Tensor leaf = from_vector<float>(tail);
-  leaf.set_requires_grad();
-  const Tensor y = nn::gelu(leaf);
-  backward(y, ones_like(y));
+  const ValuesAndSlopes gelu = gelu_values_and_slopes(tail);
   for (size_t i = 0; i < tail.size(); ++i) {
     CAPTURE(tail[i]);
-    CHECK(y.to_vector<float>()[i] == 0.0f);
-    CHECK(leaf.grad().to_vector<float>()[i] == 0.0f);
+    CHECK(gelu.values[i] == 0.0f);
+    CHECK(gelu.slopes[i] == 0.0f);
   }
   // Just inside the clamp the value is the formula's, small and negative, not 0.
   CHECK(nn::gelu(from_vector<float>({-10.0f})).to_vector<float>()[0] < 0.0f);
@@ -93,4 +103,14 @@ TEST_CASE("gelu matches its reference composition (float32, both forms)") {
 
 TEST_CASE("gelu rejects integer tensors, naming the shape") {
   CHECK_THROWS_WITH_AS(nn::gelu(zeros({2, 2}, DType::Int64)), doctest::Contains("gelu(tanh): needs a floating-point tensor, got int64 of shape (2, 2)"), Error);
+}
+
+TEST_CASE("gelu's far positive tail has slope 1 (x^2 overflowing float32 made it inf past 1.8e19)") {
+  const std::vector<float> tail = {20.0f, 1e12f, 1e20f, 1e30f, 3e38f};
+  const ValuesAndSlopes gelu = gelu_values_and_slopes(tail);
+  for (size_t i = 0; i < tail.size(); ++i) {
+    CAPTURE(tail[i]);
+    CHECK(gelu.values[i] == tail[i]);
+    CHECK(gelu.slopes[i] == 1.0f);
+  }
 }

@@ -212,3 +212,20 @@ TEST_CASE("clip_grad_norm over an arena: one buffer, the same norm as the parame
   CHECK(clip_grad_norm(arena, 0.5) == doctest::Approx(by_list));
   CHECK(grad_norm(model.parameters()) == doctest::Approx(0.5).epsilon(1e-5));
 }
+
+TEST_CASE("AdamW and SGD steps count as in-place writes: a kept graph over the old weights is refused") {
+  for (const bool adam : {true, false}) {
+    Kinds model;
+    ParameterArena arena(model);
+    Tensor weight;
+    for (const auto& [name, parameter] : arena.named_parameters())
+      if (name == "fc.weight") weight = parameter;
+    Tensor x = ones({2, weight.size(1)});
+    x.set_requires_grad();  // dx reads the weight, so linear saves it
+    const Tensor loss = sum(linear(x, weight, Tensor()));
+    backward(loss, Tensor(), /*keep_graph=*/true);
+    if (adam) AdamW(arena, AdamWOptions{}).step();
+    else SGD(arena, SGDOptions{}).step();
+    CHECK_THROWS_WITH_AS(backward(loss), doctest::Contains("was changed in place after it ran"), Error);
+  }
+}

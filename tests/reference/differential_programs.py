@@ -32,6 +32,8 @@ A floating leaf: {"shape": base shape, "low": L?, "span": S?, "round": true?,
   ["slice", dim, start, end, step], ["expand", shape] -- so a leaf may be
   non-contiguous, or expanded (stride 0). "grad" is false when torch gives the
   leaf no gradient (it only feeds a comparison): tg's must then be undefined or zero.
+  "frozen": true makes a floating leaf one that does not require grad (a frozen
+  weight or bias), on both sides; its "grad" is then false.
 An index leaf: {"index": true, "shape": ..., "low": a, "high": b, "special": [every, value]?}:
   element i is a + mix(seed, i) % (b - a), int64.
 The weight w of loss = sum(output * w): the formula with seed 16 * id + 15,
@@ -176,17 +178,24 @@ def torch_layer_norm(t, p):
     return [F.layer_norm(x, (x.shape[-1],), weight_, bias, p["eps"])]
 
 
+def torch_linear(t, p):
+    x, weight_, bias = t  # (N, in), (out, in), (out)
+    return [F.linear(x, weight_, bias)]
+
+
 # The fused kernel and its *_reference composition are both checked against the same torch result.
 NN_OPS = {}
 for name, fn in [("causal_attention", torch_causal_attention), ("rope", torch_rope),
                  ("cross_entropy", torch_cross_entropy), ("gelu", torch_gelu), ("layer_norm", torch_layer_norm)]:
     NN_OPS[f"nn.{name}"] = fn
     NN_OPS[f"nn.{name}_reference"] = fn
+# linear_product has no reference composition (matmul and add are checked on their own).
+EDGE_OPS = {"nn.linear_product": torch_linear}
 # The engine's primitive ops: make_op_fixtures' table without its compositions
 # (which exist only as parity cases) and without to_float64 (programs keep one dtype).
 PARITY_ONLY = {"operators", "transpose_sum", "views_sum", "permute_reshape_mean", "expand_mul_sum",
                "select_narrow_softmax", "layer_norm", "cross_entropy", "attention", "mlp", "to_float64"}
-ALL_OPS = {**{k: v for k, v in TORCH_OPS.items() if k not in PARITY_ONLY}, **NN_OPS}
+ALL_OPS = {**{k: v for k, v in TORCH_OPS.items() if k not in PARITY_ONLY}, **NN_OPS, **EDGE_OPS}
 
 
 # ---- running a program
@@ -198,7 +207,7 @@ def run(program, dtype, compute_dtype=None):
     values = []
     for slot, spec in enumerate(program["leaves"]):
         leaf = make_leaf(program["id"], slot, spec, dtype, compute_dtype)
-        values.append(leaf.requires_grad_() if leaf.is_floating_point() else leaf)
+        values.append(leaf.requires_grad_() if leaf.is_floating_point() and not spec.get("frozen") else leaf)
     leaves = list(values)
     for op in program["ops"]:
         values.extend(ALL_OPS[op["op"]]([values[i] for i in op["in"]], op))

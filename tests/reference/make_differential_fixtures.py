@@ -39,7 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
-from differential_programs import ALL_OPS, NN_OPS, NUMPY_DTYPES, TORCH_DTYPES, make_leaf, run  # noqa: E402
+from differential_programs import ALL_OPS, EDGE_OPS, NN_OPS, NUMPY_DTYPES, TORCH_DTYPES, make_leaf, run  # noqa: E402
 
 OUTPUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "differential")
 PROGRAM_COUNT = 3000
@@ -194,6 +194,7 @@ class Builder:
                     renumber[v] = next_id
                     next_id += 1
         ops = [{**op, "in": [renumber[i] for i in op["in"]]} for op in self.ops]
+        self.renumber = renumber  # for what a program adds after its ops (the edge fixtures' in-place writes)
         return {"id": self.id, "dtype": self.dtype, "leaves": [dict(spec) for spec in self.leaves], "ops": ops,
                 "out": renumber[out]}
 
@@ -941,41 +942,53 @@ def make_program(program_id):
             output, grads = run(program, dtype, "float64" if b.trusted else None)
         except (Reject, RuntimeError):  # RuntimeError: torch's own backward refused
             continue
-        for spec, grad in zip(program["leaves"], grads):
-            if not spec.get("index"):
-                spec["grad"] = grad is not None
-        program["out_shape"] = list(output.shape)
-        expected = [t.to(TORCH_DTYPES[dtype]) for t in [output] + [grad for grad in grads if grad is not None]]
-        return program, [t.contiguous().reshape(-1).numpy() for t in expected]
+        return program, expected_numbers(program, dtype, output, grads)
     raise RuntimeError(f"program {program_id}: no valid program in 200 attempts")
 
 
-def main():
+def expected_numbers(program, dtype, output, grads):
+    """Notes which leaves torch gave a gradient and the output's shape in `program`; returns
+    its expected numbers (the output, then each gradient) as flat arrays of its dtype."""
+    for spec, grad in zip(program["leaves"], grads):
+        if not spec.get("index"):
+            spec["grad"] = grad is not None
+    program["out_shape"] = list(output.shape)
+    expected = [t.to(TORCH_DTYPES[dtype]) for t in [output] + [grad for grad in grads if grad is not None]]
+    return [t.contiguous().reshape(-1).numpy() for t in expected]
+
+
+def write_fixtures(programs_name, expected_name, made):
+    """Writes [(program, expected arrays), ...] as OUTPUT_DIR/programs_name and expected_name,
+    each program's "offset" pointing at its numbers."""
     os.makedirs(OUTPUT_DIR, exist_ok=True)
     flat = {"float32": [], "float64": []}
     sizes = {"float32": 0, "float64": 0}
-    lines, op_counts = [], Counter()
-    for program_id in range(PROGRAM_COUNT):
-        program, expected = make_program(program_id)
+    lines = []
+    for program, expected in made:
         dtype = program["dtype"]
         program["offset"] = sizes[dtype]
         for array in expected:
             flat[dtype].append(array)
             sizes[dtype] += array.size
-        op_counts.update(op["op"] for op in program["ops"])
         lines.append(json.dumps(program, sort_keys=True, separators=(",", ":")))
-    missing = sorted(set(ALL_OPS) - set(op_counts))
-    assert not missing, f"ops no program uses: {missing}"
-    with open(os.path.join(OUTPUT_DIR, "programs.json"), "w") as file:
+    with open(os.path.join(OUTPUT_DIR, programs_name), "w") as file:
         file.write('{"torch_version":' + json.dumps(torch.__version__) + ',"programs":[\n')
         file.write(",\n".join(lines))
         file.write("\n]}\n")
     safetensors_io.write(
-        os.path.join(OUTPUT_DIR, "expected.safetensors"),
+        os.path.join(OUTPUT_DIR, expected_name),
         [(dtype, np.concatenate(arrays) if arrays else np.zeros(0, NUMPY_DTYPES[dtype]))
          for dtype, arrays in flat.items()],
-        {"torch_version": torch.__version__, "programs": str(PROGRAM_COUNT)},
+        {"torch_version": torch.__version__, "programs": str(len(made))},
     )
+
+
+def main():
+    made = [make_program(program_id) for program_id in range(PROGRAM_COUNT)]
+    op_counts = Counter(op["op"] for program, _ in made for op in program["ops"])
+    missing = sorted(set(ALL_OPS) - set(EDGE_OPS) - set(op_counts))
+    assert not missing, f"ops no program uses: {missing}"
+    write_fixtures("programs.json", "expected.safetensors", made)
     print(f"wrote {PROGRAM_COUNT} programs over {len(op_counts)} ops to {os.path.normpath(OUTPUT_DIR)}")
     print("fewest uses:", ", ".join(f"{op} {count}" for op, count in sorted(op_counts.items(), key=lambda i: i[1])[:8]))
 
