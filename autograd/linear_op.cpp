@@ -10,12 +10,12 @@
 #include "tinygpt/autograd/matmul_op.h"
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/view_ops.h"
-#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
 #include "tinygpt/tensor/elementwise.h"
-#include "tinygpt/tensor/gemm.h"
-#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/gemm.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/matmul.h"
-#include "tinygpt/tensor/product_tiles.h"
+#include "tinygpt/tensor/cpu/product_tiles.h"
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/reduce.h"
 #include "tinygpt/tensor/threads.h"
@@ -28,7 +28,7 @@ namespace {
 // The fewest rows per thread for which forward_product splits a product by rows.
 constexpr int64_t kRowsPerThread = 256;
 // With BLAS kernels whose sums depend on the thread count, the most tiles
-// (tensor/product_tiles.h) each of `products` products run at once is cut
+// (tensor/cpu/product_tiles.h) each of `products` products run at once is cut
 // into: the threads of the ceiling (tensor/threads.h) shared between them. The
 // ceiling is fixed for a run, so the count the governor picks below it changes
 // no number. Cutting finer costs more than it balances: with 4 tiles each for
@@ -41,7 +41,7 @@ bool blas_independent_of_threads() {
   return independent;
 }
 
-// raw::gemm (tensor/gemm.h) as one callable for ProductTiles.
+// raw::gemm (tensor/cpu/gemm.h) as one callable for ProductTiles.
 constexpr auto blas_gemm = [](auto... arguments) { raw::gemm(arguments...); };
 
 // rows (rows, cols) float32, contiguous -> the same rounded to bfloat16.
@@ -84,7 +84,7 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
 // machine's slow state, 13.5 to 13.0 in its fast one; AMD EPYC Zen 5).
 // OpenBLAS's AVX-512 kernels give the same numbers either way; with kernels
 // whose sums depend on the thread count both products are cut into tiles fixed
-// by their shapes and the thread ceiling, run together (tensor/product_tiles.h).
+// by their shapes and the thread ceiling, run together (tensor/cpu/product_tiles.h).
 void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, const Tensor& dy_rows,
                        const Tensor& weight_rows, const Tensor& x_rows, const Tensor& dx, const Tensor& dweight,
                        bool accumulate) {
@@ -240,7 +240,7 @@ Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias,
     ProfileScope scope(ProfileFamily::gemm, profile_role);
     if (rows == 1) {
       // raw::matmul, as matmul(x, transpose(W)) does: one row takes its gemv
-      // (tensor/gemv.h), as the fused decode step does, so the two agree bit for bit.
+      // (tensor/cpu/gemv.h), as the fused decode step does, so the two agree bit for bit.
       y = raw::matmul(x_rows, raw::transpose(weight_rows, 0, 1));  // (1, in) @ (in, out)
       if (bias.defined()) raw::add_(y, bias);
     } else {

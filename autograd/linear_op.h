@@ -21,7 +21,7 @@
 // matmul_dtype bfloat16 (float32 x and W only; the default float32 means the
 // operands' own type) is mixed-precision training: x,
 // W and dy are rounded to bfloat16 for the three products, which sum in
-// float32 (tensor/gemm_bf16.h: AVX512-BF16 where the CPU has it), and the
+// float32 (tensor/cpu/gemm_bf16.h: AVX512-BF16 where the CPU has it), and the
 // backward keeps x and W in bfloat16, half the bytes. The parameters, their
 // gradients and the optimiser stay float32.
 #pragma once

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "bench/proc_readings.h"
-#include "tinygpt/tensor/bfloat16_convert.h"
-#include "tinygpt/tensor/gemm.h"
-#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
+#include "tinygpt/tensor/cpu/gemm.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/process_environment.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/threads.h"

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/cpu/gemv.h"
 #include "tinygpt/tensor/matmul.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/threads.h"

@@ -1,8 +1,8 @@
 // The one-row kernels of batch-1 decoding with reduced-precision weights
-// (tensor/quantized_kernels.h): out = W x for bfloat16 and int8 weight
+// (tensor/cpu/quantized_kernels.h): out = W x for bfloat16 and int8 weight
 // matrices, with every set of kernels this CPU runs (AVX2, AVX-512, AVX-512
 // VNNI+BF16), on one thread; and float32 weights (raw::gemv_rows_serial,
-// tensor/gemv.h) beside them.
+// tensor/cpu/gemv.h) beside them.
 //
 //   in_cache     768 x 768 weights (gpt2's c_proj: 0.6 MB int8, 1.2 MB
 //                bfloat16), the same matrix again and again: it stays in L2/L3,
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/gemv.h"
-#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/gemv.h"
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/random.h"
 

@@ -31,7 +31,7 @@
 
 #include "cli/commands.h"
 #include "cli/config_file.h"
-#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/cpu/gemm.h"
 #include "tinygpt/tensor/threads.h"
 
 namespace tg::inspect {

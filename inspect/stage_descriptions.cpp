@@ -7,9 +7,9 @@ namespace tg::inspect {
 namespace {
 
 constexpr const char* kLayerNormFormula = "y = (x - mean) / sqrt(var + eps) * weight + bias   (each position, over C)";
-constexpr const char* kLayerNormFile = "nn/functional/layer_norm_kernels.h";
+constexpr const char* kLayerNormFile = "tensor/cpu/layer_norm_kernels.h";
 constexpr const char* kLinearFile = "nn/linear.cpp";
-constexpr const char* kAttentionFile = "nn/functional/attention_kernels.h";
+constexpr const char* kAttentionFile = "tensor/cpu/attention_kernels.h";
 
 std::string rope_suffix(const GPTConfig& config) {
   return config.positional == PositionalEncoding::Rope ? ", then rotated by RoPE" : "";
@@ -42,7 +42,7 @@ StageDescription embedding_stage(const std::string& kind, const GPTConfig& confi
     return {"Rotary position angles (RoPE)", "angle[t, i] = t * base^(-2i / HS)   (pairs of channels 2i, 2i+1)",
             "With RoPE nothing is added to the embeddings: inside every attention layer each pair of query and key "
             "channels at position t is rotated by this angle, so q . k depends on how far apart two positions are.",
-            "nn/functional/rope_kernels.h"};
+            "tensor/cpu/rope_kernels.h"};
   fail("describe_stage: unknown stage '", kind, "'");
 }
 
@@ -110,7 +110,7 @@ StageDescription mlp_stage(const std::string& kind, const GPTConfig& config) {
                                                        : "g = 0.5 h (1 + erf(h / sqrt(2)))",
             "A smooth non-linearity: about 0 for negative inputs, about the identity for positive ones. Without it "
             "the MLP would be a single linear map.",
-            "nn/functional/gelu_kernels.h"};
+            "tensor/cpu/gelu_kernels.h"};
   if (kind == "c_proj_mlp")
     return {"MLP contraction", "m = g W_proj^T + b_proj   (4C -> C)", "Projects back down to the C channels.",
             kLinearFile};

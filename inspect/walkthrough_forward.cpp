@@ -10,7 +10,7 @@
 #include "tinygpt/nn/functional/attention.h"
 #include "tinygpt/nn/functional/gelu.h"
 #include "tinygpt/nn/functional/layer_norm.h"
-#include "tinygpt/nn/functional/rope_kernels.h"
+#include "tinygpt/tensor/cpu/rope_kernels.h"
 #include "tinygpt/nn/linear.h"
 #include "tinygpt/nn/positional.h"
 #include "tinygpt/nn/quantize.h"

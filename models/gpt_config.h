@@ -16,7 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/cpu/gelu_approximation.h"
 #include "tinygpt/nn/transformer_options.h"
 
 namespace tg {

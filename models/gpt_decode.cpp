@@ -26,14 +26,14 @@
 // No value is summed across threads, and each row uses the same kernel as the
 // general path (gemv_rows, or gemv_rows_quantized for bfloat16 and int8 weights,
 // and from the kernel table's copy in use,
-// nn/functional/kernel_table.h: layer_norm_row, gelu, rope_rotate_row,
+// tensor/cpu/kernel_table.h: layer_norm_row, gelu, rope_rotate_row,
 // attend_one_query), so the logits equal the general path's bit for bit, for
 // any thread count (tests/models/test_gpt_decode.cpp).
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/models/gpt.h"
-#include "tinygpt/nn/functional/kernel_table.h"
-#include "tinygpt/nn/functional/rope_kernels.h"
-#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
+#include "tinygpt/tensor/cpu/rope_kernels.h"
+#include "tinygpt/tensor/cpu/gemv.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/team.h"
 #include "tinygpt/tensor/view.h"

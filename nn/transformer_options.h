@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/cpu/gelu_approximation.h"
 #include "tinygpt/tensor/dtype.h"
 
 namespace tg::nn {

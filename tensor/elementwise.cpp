@@ -5,7 +5,7 @@
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/strided_loop.h"
-#include "tinygpt/tensor/vector_math.h"
+#include "tinygpt/tensor/cpu/vector_math.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
@@ -106,7 +106,7 @@ TG_COMPARISON(gt, x > y)
 TG_COMPARISON(ge, x >= y)
 
 TG_UNARY(neg, -x)
-TG_UNARY(exp, exp_fast(x))  // vectorised, within 2 ulp of std::exp (tensor/vector_math.h)
+TG_UNARY(exp, exp_fast(x))  // vectorised, within 2 ulp of std::exp (tensor/cpu/vector_math.h)
 TG_UNARY(log, std::log(x))
 TG_UNARY(sqrt, std::sqrt(x))
 TG_UNARY(tanh, std::tanh(x))

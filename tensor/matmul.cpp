@@ -1,7 +1,7 @@
 #include "tinygpt/tensor/matmul.h"
 
 // cblas_sgemv / cblas_dgemv are called here directly: gemv below is their only
-// user. Matrix products go through raw::gemm (tensor/gemm.h).
+// user. Matrix products go through raw::gemm (tensor/cpu/gemm.h).
 #include <cblas.h>
 
 #include <algorithm>
@@ -12,8 +12,8 @@
 
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/gemm.h"
-#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/cpu/gemm.h"
+#include "tinygpt/tensor/cpu/gemv.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
@@ -56,7 +56,7 @@ Tensor blas_readable_matrices(const Tensor& x) { return layout_of(x).fits ? x : 
 // product. x's elements are x_step apart, out's contiguous. b is either
 // row-major (k, n), read as y = b^T x, or the transpose of a row-major
 // (n, k) matrix W (a Linear's weight, the tied embeddings), read as y = W x.
-// A float W, every weight of a decode step, goes to our gemv_rows (tensor/gemv.h),
+// A float W, every weight of a decode step, goes to our gemv_rows (tensor/cpu/gemv.h),
 // which streams it faster than OpenBLAS's sgemv (bench/run_matmul.sh); the rest to BLAS.
 template <class T>
 void gemv(const MatrixLayout& b, int64_t n, int64_t k, const T* x, int64_t x_step, const T* b_data, T* out) {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/cpu/isa.h"
 #include "tinygpt/tensor/thread_governor.h"
 
 namespace tg {

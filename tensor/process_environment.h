@@ -41,7 +41,7 @@ void tune_process_environment(char** argv);
 // What the settings are and who chose them, for the "threads:" line: "tinygpt
 // kernels AVX-512; OpenBLAS kernels Cooperlake (chosen by tinygpt: the library
 // picked Haswell on this AVX-512 CPU); idle threads spin 500 times, then sleep
-// (set by tinygpt)". The first is tensor/isa.h's choice.
+// (set by tinygpt)". The first is tensor/cpu/isa.h's choice.
 std::string process_environment_info();
 
 }  // namespace tg

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "tinygpt/tensor/bfloat16_convert.h"
-#include "tinygpt/tensor/gemm.h"
-#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
+#include "tinygpt/tensor/cpu/gemm.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/profile.h"
-#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
@@ -22,7 +22,7 @@ namespace {
 // float32's (BLAS is slow on narrow products); 128 to 1300 rows measured alike.
 constexpr int64_t kPanelFloats = 96 * 1024;
 // Rows a thread takes at a time in a one-row product (about 48 KB of int8, 96
-// KB of bfloat16 for in = 768): dynamic chunks, as tensor/gemv.cpp explains.
+// KB of bfloat16 for in = 768): dynamic chunks, as tensor/cpu/gemv.cpp explains.
 constexpr int64_t kChunkWeights = 48 * 1024;
 
 }  // namespace
@@ -77,7 +77,7 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
     return y;
   }
   if (weight.format() == DType::BFloat16) {
-    // x rounded to bfloat16 too, and the bfloat16 product (tensor/gemm_bf16.h):
+    // x rounded to bfloat16 too, and the bfloat16 product (tensor/cpu/gemm_bf16.h):
     // on a CPU with AVX512-BF16 twice sgemm's speed, and W is read as stored.
     Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
     float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);

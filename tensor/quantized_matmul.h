@@ -8,7 +8,7 @@
 //               in bytes with x rounded to int8 blocks
 //   many rows   y (N, out) = x (N, in) @ W^T           a prompt's prefill, evaluation:
 //               bfloat16 W: x rounded to bfloat16 and the bfloat16 product
-//               (tensor/gemm_bf16.h: AVX512-BF16 where the CPU has it);
+//               (tensor/cpu/gemm_bf16.h: AVX512-BF16 where the CPU has it);
 //               int8 W: widened a panel of rows at a time into a buffer that
 //               stays in cache, and each panel multiplied: in bfloat16 with x
 //               rounded to bfloat16 where the CPU has AVX512-BF16 (gemm_bf16),

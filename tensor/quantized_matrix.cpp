@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "tinygpt/tensor/index.h"
-#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {

@@ -39,7 +39,7 @@ struct QuantizedMatrix {
 
 // The activations x (cols) of a one-row product (batch-1 decoding,
 // tensor/quantized_matmul.h), rounded once for all the rows to what the row
-// kernels (tensor/quantized_kernels.h) multiply.
+// kernels (tensor/cpu/quantized_kernels.h) multiply.
 //
 // For int8 weights: x in int8 blocks of 32, so that the byte products are exact
 // in integers and the only errors are the two roundings.
@@ -54,7 +54,7 @@ struct Int8Activations {
 void quantize_activations(const float* x, int64_t cols, Int8Activations& out);
 
 // For bfloat16 weights: x rounded to bfloat16 as the bfloat16 product of many
-// rows rounds it (tensor/gemm_bf16.h), so a weight times an activation is exact
+// rows rounds it (tensor/cpu/gemm_bf16.h), so a weight times an activation is exact
 // in float32 and only the sums round.
 struct BFloat16Activations {
   std::vector<bfloat16> values;  // (cols)

@@ -9,7 +9,7 @@
 //   and the reference of the float64 gradient checks: a float32 row's sum
 //   picks up no float rounding, whatever the row length.
 // - Sums in the working precision (float for float32): the fused hot kernels,
-//   causal attention's rows (nn/functional/attention_kernels.h) and
+//   causal attention's rows (tensor/cpu/attention_kernels.h) and
 //   cross-entropy's logsumexp (nn/functional/cross_entropy.cpp). They run over
 //   every score and every logit of a training step, each row one vector pass
 //   over floats; their rounding stays well within the 1e-5 by which the tests

@@ -21,7 +21,7 @@
 // run on 1 and on 2 threads writes identical checkpoints). Its Haswell kernels
 // (AVX2 CPUs) do not, so there every Linear product is cut into tiles fixed by
 // its shape and the thread ceiling (autograd/linear_op.cpp,
-// tensor/product_tiles.h; attention's products are single-threaded calls
+// tensor/cpu/product_tiles.h; attention's products are single-threaded calls
 // already). So the changes never change a number, and --resume stays exact.
 //
 // TINYGPT_THREADS=fixed keeps the count the user set.

@@ -1,5 +1,5 @@
 // x (float32) rounded to bfloat16 and widened back: the numbers a bfloat16
-// product reads (tensor/gemm_bf16.h, tensor/quantized_matmul.h), for tests
+// product reads (tensor/cpu/gemm_bf16.h, tensor/quantized_matmul.h), for tests
 // that compute the expected result in float32. The rounding is the library's
 // own (copy_ into a bfloat16 tensor, tensor/bfloat16.h).
 #pragma once

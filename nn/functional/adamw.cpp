@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/threads.h"

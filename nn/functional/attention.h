@@ -15,7 +15,7 @@
 // they are permuted slices of one fused QKV projection, and are read in place.
 // y comes out contiguous with the heads already concatenated, ready for the output
 // projection. Float32 or float64. The kernels, forward and backward side by side,
-// with the formulas of the backward: nn/functional/attention_kernels.h.
+// with the formulas of the backward: tensor/cpu/attention_kernels.h.
 #pragma once
 #include <cstdint>
 

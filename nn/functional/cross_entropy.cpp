@@ -8,7 +8,7 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/threads.h"

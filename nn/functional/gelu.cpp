@@ -7,8 +7,8 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/functional/gelu_kernels.h"
-#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/cpu/gelu_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/view.h"

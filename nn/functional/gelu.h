@@ -6,9 +6,9 @@
 //         torch's approximate='tanh')
 //
 // Elementwise on any shape; float32 or float64. The kernels, value and slope of
-// both forms side by side: nn/functional/gelu_kernels.h.
+// both forms side by side: tensor/cpu/gelu_kernels.h.
 #pragma once
-#include "tinygpt/nn/gelu_approximation.h"
+#include "tinygpt/tensor/cpu/gelu_approximation.h"
 #include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {

@@ -5,7 +5,7 @@
 //
 // x (..., C), weight (C), bias (C) -> y (..., C). Float32 or float64 (all three alike).
 //
-// The kernels, forward and backward side by side: nn/functional/layer_norm_kernels.h.
+// The kernels, forward and backward side by side: tensor/cpu/layer_norm_kernels.h.
 #pragma once
 #include "tinygpt/tensor/tensor.h"
 

@@ -8,8 +8,8 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/nn/functional/rope_kernels.h"
-#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/cpu/rope_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/profile.h"
 #include "tinygpt/tensor/view.h"
 

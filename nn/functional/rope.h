@@ -14,7 +14,7 @@
 //
 // x may be any strided view whose last dim is contiguous (q, k split out of a
 // QKV projection). Returns a new contiguous (B, NH, T, HS) tensor. Float32 or float64.
-// The kernels (the angle tables, the turn forward and back): nn/functional/rope_kernels.h.
+// The kernels (the angle tables, the turn forward and back): tensor/cpu/rope_kernels.h.
 #pragma once
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/nn/functional/attention.h"
-#include "tinygpt/nn/functional/attention_kernels.h"
+#include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

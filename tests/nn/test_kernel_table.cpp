@@ -1,4 +1,4 @@
-// nn/functional/kernel_table.h: the AVX2 and AVX-512 copies of the fused
+// tensor/cpu/kernel_table.h: the AVX2 and AVX-512 copies of the fused
 // kernels compute the same numbers (to float rounding: wider vectors sum in
 // another order), and TINYGPT_ISA picks between them. The suites test_nn_avx2
 // and test_models_avx2 run every other test on the AVX2 copy as well.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/random.h"
 
 using namespace tg;

@@ -5,7 +5,7 @@
 
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/functional/attention.h"
-#include "tinygpt/nn/functional/attention_kernels.h"
+#include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "tinygpt/nn/functional/layer_norm.h"
 #include "tinygpt/nn/linear.h"
 #include "tinygpt/tensor/profile.h"

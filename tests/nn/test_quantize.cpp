@@ -16,7 +16,7 @@
 #include "tinygpt/nn/positional.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/index.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/view.h"

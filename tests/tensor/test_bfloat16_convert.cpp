@@ -1,4 +1,4 @@
-// raw::float_to_bfloat16_rows and raw::bfloat16_to_float_rows (tensor/bfloat16_convert.h):
+// raw::float_to_bfloat16_rows and raw::bfloat16_to_float_rows (tensor/cpu/bfloat16_convert.h):
 // bit for bit what tg::bfloat16 does, ties to even, NaN kept quiet, subnormals kept.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
 #include "tinygpt/tensor/random.h"
 
 using namespace tg;

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/gemm_bf16.h"
-#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/isa.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/threads.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/cpu/gemv.h"
 #include "tinygpt/tensor/matmul.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/view.h"

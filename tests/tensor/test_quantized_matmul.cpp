@@ -4,7 +4,7 @@
 // in int8 blocks, exact in integers), rows shared any way among threads, and the
 // many-row product (panels widened for sgemm) for shapes that do not fill a
 // block, a vector or a panel (bfloat16 weights, and int8 weights on a CPU with
-// AVX512-BF16, take the bfloat16 product, tensor/gemm_bf16.h, with x rounded
+// AVX512-BF16, take the bfloat16 product, tensor/cpu/gemm_bf16.h, with x rounded
 // to bfloat16).
 #include <doctest/doctest.h>
 
@@ -14,9 +14,9 @@
 
 #include "tests/bfloat16_rounding.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/gemm_bf16.h"
-#include "tinygpt/tensor/isa.h"
-#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/threads.h"

@@ -1,6 +1,6 @@
 // raw::small_gemm, attention's per-head products: c (m, n) = alpha * a (m, k) @ b (k, n) + beta * c,
 // against a textbook loop in double, over every edge of its tiles; and the
-// vector helpers beside it (tensor/simd.h). These are the copies compiled for
+// vector helpers beside it (tensor/cpu/simd.h). These are the copies compiled for
 // AVX2; the AVX-512 ones are checked against them through attention (tests/nn/test_kernel_table.cpp).
 #include <doctest/doctest.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/simd.h"
-#include "tinygpt/tensor/small_gemm.h"
+#include "tinygpt/tensor/cpu/simd.h"
+#include "tinygpt/tensor/cpu/small_gemm.h"
 
 using namespace tg;
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tinygpt/tensor/vector_math.h"
+#include "tinygpt/tensor/cpu/vector_math.h"
 
 namespace {
 

@@ -2,9 +2,9 @@
 // bfloat16 or int8 blocks (tensor/quantized_matrix.h) dotted with a vector of
 // activations (rounded to bfloat16 for bfloat16, to int8 blocks for int8), or
 // one row widened to float32 or bfloat16 for a product of many rows. Compiled
-// twice, for AVX2 and for AVX-512 (tensor/quantized_kernel_table.cpp,
-// tensor/isa.h), each copy in its TG_ISA namespace; a third set takes its two
-// dot products from tensor/quantized_kernels_avx512_bf16.cpp. Callers take
+// twice, for AVX2 and for AVX-512 (tensor/cpu/quantized_kernel_table.cpp,
+// tensor/cpu/isa.h), each copy in its TG_ISA namespace; a third set takes its two
+// dot products from tensor/cpu/quantized_kernels_avx512_bf16.cpp. Callers take
 // them from quantized_row_kernels().
 //
 // Batch-1 decoding reads each weight once for one multiply-add, so these
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "tinygpt/tensor/bfloat16.h"
-#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/cpu/isa.h"
 #include "tinygpt/tensor/quantized_matrix.h"
 
 // GCC 12's AVX-512 widening intrinsics start from an "undefined" vector that
@@ -108,7 +108,7 @@ inline FloatVector widen_bfloat16(const bfloat16* w) {
 constexpr int64_t kVectorsPerBlock = kInt8BlockSize / simd::kLanes;
 
 // How far ahead of its reads a dot product asks for the weights, as in
-// tensor/quantized_kernels_avx512_bf16.cpp (which says why): 16 KB.
+// tensor/cpu/quantized_kernels_avx512_bf16.cpp (which says why): 16 KB.
 constexpr int64_t kPrefetchBytes = 16 * 1024;
 inline void prefetch_ahead(const void* weights) {
   _mm_prefetch(static_cast<const char*>(weights) + kPrefetchBytes, _MM_HINT_T0);
@@ -282,7 +282,7 @@ extern const QuantizedRowKernels kQuantizedRowKernels;
 // copy whose two dot products use AVX512-VNNI (VPDPBUSD: 64 byte products
 // summed into 16 int32 lanes in one instruction) and AVX512-BF16 (VDPBF16PS: 32
 // bfloat16 products into 16 float32 sums), which CPUs since Cooper Lake and
-// Zen 4 have (tensor/quantized_kernels_avx512_bf16.cpp).
+// Zen 4 have (tensor/cpu/quantized_kernels_avx512_bf16.cpp).
 enum class QuantizedKernelSet { avx2, avx512, avx512_vnni_bf16 };
 // The set in use: by active_isa(), and avx512_vnni_bf16 where the CPU has
 // AVX512-VNNI and AVX512-BF16 too (so TINYGPT_ISA=avx2 selects avx2).

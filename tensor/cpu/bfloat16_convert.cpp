@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/gemv.h"
+#include "tinygpt/tensor/cpu/gemv.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-// raw::gemm_bf16 with VDPBF16PS (tensor/gemm_bf16.h), compiled with
+// raw::gemm_bf16 with VDPBF16PS (tensor/cpu/gemm_bf16.h), compiled with
 // -mavx512bf16 (the top CMakeLists.txt): nothing here may run on a CPU without
-// AVX512-BF16, so every function lives in isa_avx512_bf16 (tensor/isa.h).
+// AVX512-BF16, so every function lives in isa_avx512_bf16 (tensor/cpu/isa.h).
 //
 //   c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c
 //
@@ -26,7 +26,7 @@
 // through it from L2. k blocks of 384 rather than 256 measured 10-25% faster
 // where k is 384 or 768 (the forward products of baby and gpt2): c is then
 // read and written once or twice, not two or three times.
-#include "tinygpt/tensor/gemm_bf16_avx512_bf16.h"
+#include "tinygpt/tensor/cpu/gemm_bf16_avx512_bf16.h"
 
 #include <immintrin.h>
 #include <omp.h>

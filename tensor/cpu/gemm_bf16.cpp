@@ -1,14 +1,14 @@
-#include "tinygpt/tensor/gemm_bf16.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-#include "tinygpt/tensor/bfloat16_convert.h"
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/gemm.h"
-#include "tinygpt/tensor/gemm_bf16_avx512_bf16.h"
-#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/cpu/gemm.h"
+#include "tinygpt/tensor/cpu/gemm_bf16_avx512_bf16.h"
+#include "tinygpt/tensor/cpu/isa.h"
 
 namespace tg::raw {
 

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/cpu/isa.h"
 
 #include <cpuid.h>
 

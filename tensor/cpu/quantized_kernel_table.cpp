@@ -1,6 +1,6 @@
 // Compiled twice (tensor/CMakeLists.txt): for AVX2, where TG_ISA is isa_avx2,
 // and for AVX-512, where it is isa_avx512; each fills its namespace's table.
-#include "tinygpt/tensor/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
 
 namespace tg::TG_ISA {
 

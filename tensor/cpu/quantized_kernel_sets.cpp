@@ -1,12 +1,12 @@
-// Which set of row kernels (tensor/quantized_kernels.h) runs on this CPU.
-#include "tinygpt/tensor/quantized_kernels.h"
-#include "tinygpt/tensor/quantized_kernels_avx512_bf16.h"
+// Which set of row kernels (tensor/cpu/quantized_kernels.h) runs on this CPU.
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/quantized_kernels_avx512_bf16.h"
 
 namespace tg {
 
 namespace {
 
-// The AVX-512 copy with the two dot products of tensor/quantized_kernels_avx512_bf16.cpp.
+// The AVX-512 copy with the two dot products of tensor/cpu/quantized_kernels_avx512_bf16.cpp.
 const QuantizedRowKernels& vnni_bf16_row_kernels() {
   static const QuantizedRowKernels kernels = {
       &isa_avx512_bf16::dot_int8_rows, &isa_avx512_bf16::dot_bfloat16_rows,

@@ -9,7 +9,7 @@
 //
 // Work is split over the B * NH heads of the batch (`batch_head` below), one
 // OpenMP thread per head at a time. Inside a head the products are
-// raw::small_gemm calls (tensor/small_gemm.h), register tiles on the calling
+// raw::small_gemm calls (tensor/cpu/small_gemm.h), register tiles on the calling
 // thread with no packing: at these sizes (64 x 64 x 32 per head in cpu-small)
 // OpenBLAS spent as long packing its operands as multiplying. The products that
 // read k or v transposed (q k^T, dY v^T) take them from a copy turned around
@@ -46,11 +46,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "tinygpt/tensor/gemv.h"
-#include "tinygpt/tensor/isa.h"
-#include "tinygpt/tensor/simd.h"
-#include "tinygpt/tensor/small_gemm.h"
-#include "tinygpt/tensor/vector_math.h"
+#include "tinygpt/tensor/cpu/gemv.h"
+#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/cpu/simd.h"
+#include "tinygpt/tensor/cpu/small_gemm.h"
+#include "tinygpt/tensor/cpu/vector_math.h"
 
 namespace tg::nn {
 
@@ -111,7 +111,7 @@ struct HeadInputs {
   const T *q, *k, *v;
 };
 
-// One copy per instruction set (tensor/isa.h); callers outside the kernel table get the AVX2 one.
+// One copy per instruction set (tensor/cpu/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
 template <class T>

@@ -7,7 +7,7 @@
 // once more with AVX-512 (F, BW, VL, DQ, 512-bit vectors preferred), and the
 // two copies of every kernel live in different namespaces (TG_ISA below, an
 // inline namespace, so callers do not name it): isa_avx2 and isa_avx512. A
-// table of entry points per copy (e.g. nn/functional/kernel_table.h) is picked
+// table of entry points per copy (e.g. tensor/cpu/kernel_table.h) is picked
 // once, by active_isa(). No AVX-512 instruction runs outside isa_avx512
 // (tests/tensor/check_isa_confinement.sh disassembles the program to check).
 //
@@ -16,8 +16,8 @@
 // AVX-512 and is an error on a CPU without it.
 //
 // Three kernels need more than AVX-512 F/BW/VL/DQ: the bfloat16 matrix
-// product's VDPBF16PS (tensor/gemm_bf16.h), and the decoding dot products'
-// VPDPBUSD and VDPBF16PS (tensor/quantized_kernels.h), which AVX-512 CPUs
+// product's VDPBF16PS (tensor/cpu/gemm_bf16.h), and the decoding dot products'
+// VPDPBUSD and VDPBF16PS (tensor/cpu/quantized_kernels.h), which AVX-512 CPUs
 // before Cooper Lake and Zen 4 lack. They live in their own namespace,
 // isa_avx512_bf16, in files compiled with -mavx512bf16 -mavx512vnni, and run
 // only where cpu_has_avx512_bf16() (and, for the dot products,

@@ -1,5 +1,5 @@
 // Small matrix products on the calling thread, without BLAS: attention's
-// per-head products (nn/functional/attention_kernels.h).
+// per-head products (tensor/cpu/attention_kernels.h).
 //
 //   c (m, n) = alpha * a (m, k) @ b (k, n) + beta * c
 //
@@ -23,11 +23,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tinygpt/tensor/isa.h"
-#include "tinygpt/tensor/simd.h"
+#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/cpu/simd.h"
 
 namespace tg::raw {
-// One copy per instruction set (tensor/isa.h): the kernel files inline their own.
+// One copy per instruction set (tensor/cpu/isa.h): the kernel files inline their own.
 inline namespace TG_ISA {
 
 namespace small_gemm_tiles {

@@ -9,7 +9,7 @@
 // as stored, and sizes fit in an int (callers check).
 //
 // Called by raw::matmul (tensor/matmul.cpp) and the attention kernels
-// (nn/functional/attention_kernels.h). Inside an OpenMP parallel region the
+// (tensor/cpu/attention_kernels.h). Inside an OpenMP parallel region the
 // OpenMP build of OpenBLAS runs the call on the calling thread alone.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/gemm.h"
+#include "tinygpt/tensor/cpu/gemm.h"
 
 #include <cblas.h>
 

@@ -11,7 +11,7 @@
 //   gelu'(x) = s + x * 2 s (1 - s) * du/dx,     du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 //
 // and s (1 - s) = e s^2 exactly, which avoids the cancellation of 1 - s when s ~ 1.
-// One exp per element (vectorised; see tensor/vector_math.h) instead of a tanh
+// One exp per element (vectorised; see tensor/cpu/vector_math.h) instead of a tanh
 // call: exp_fast_clamped on -2u, without exp_fast's checks for inputs outside
 // its range. GELU is bound by its arithmetic: this made cpu-small's
 // forward + backward 0.198 -> 0.120 ms and baby's 12.7 -> 7.6-10.3 ms (AMD EPYC
@@ -29,14 +29,14 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tinygpt/nn/gelu_approximation.h"
-#include "tinygpt/tensor/isa.h"
+#include "tinygpt/tensor/cpu/gelu_approximation.h"
+#include "tinygpt/tensor/cpu/isa.h"
 #include "tinygpt/tensor/threads.h"
-#include "tinygpt/tensor/vector_math.h"
+#include "tinygpt/tensor/cpu/vector_math.h"
 
 namespace tg::nn {
 
-// One copy per instruction set (tensor/isa.h); callers outside the kernel table get the AVX2 one.
+// One copy per instruction set (tensor/cpu/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
 // The constants of both forms (kernels and the reference composition).

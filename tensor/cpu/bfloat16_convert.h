@@ -1,5 +1,5 @@
 // Whole matrices between float32 and bfloat16 (tensor/bfloat16.h), for the
-// mixed-precision matrix product (tensor/gemm_bf16.h): a training step rounds
+// mixed-precision matrix product (tensor/cpu/gemm_bf16.h): a training step rounds
 // its float32 weights and activations to bfloat16 before each product.
 //
 //   dst (rows, cols) = convert(src (rows, cols))

@@ -1,14 +1,14 @@
 // Compiled twice (nn/functional/CMakeLists.txt): for AVX2, where TG_ISA is
 // isa_avx2, and for AVX-512, where it is isa_avx512. Each compilation
 // instantiates the kernels in its own namespace and fills that namespace's tables.
-#include "tinygpt/nn/functional/kernel_table.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 
-#include "tinygpt/nn/functional/adamw_kernels.h"
-#include "tinygpt/nn/functional/attention_kernels.h"
-#include "tinygpt/nn/functional/cross_entropy_kernels.h"
-#include "tinygpt/nn/functional/gelu_kernels.h"
-#include "tinygpt/nn/functional/layer_norm_kernels.h"
-#include "tinygpt/nn/functional/rope_kernels.h"
+#include "tinygpt/tensor/cpu/adamw_kernels.h"
+#include "tinygpt/tensor/cpu/attention_kernels.h"
+#include "tinygpt/tensor/cpu/cross_entropy_kernels.h"
+#include "tinygpt/tensor/cpu/gelu_kernels.h"
+#include "tinygpt/tensor/cpu/layer_norm_kernels.h"
+#include "tinygpt/tensor/cpu/rope_kernels.h"
 
 namespace tg::nn::TG_ISA {
 

@@ -1,6 +1,6 @@
 // The mixed-precision matrix product: bfloat16 operands, float32 accumulation
 // and result, for training in bfloat16 (issue 16). The conventions are
-// raw::gemm's (tensor/gemm.h), row-major:
+// raw::gemm's (tensor/cpu/gemm.h), row-major:
 //
 //   c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c
 //
@@ -10,7 +10,7 @@
 // alpha == 0 or k == 0 reads neither a nor b, as BLAS does.
 //
 // Two kernels compute it, chosen once per process:
-//   avx512_bf16    our own (tensor/gemm_bf16_avx512_bf16.cpp): packed panels and
+//   avx512_bf16    our own (tensor/cpu/gemm_bf16_avx512_bf16.cpp): packed panels and
 //                  the AVX512-BF16 instruction VDPBF16PS, 32 multiply-adds of
 //                  bfloat16 pairs into 16 float32 sums per instruction. Where
 //                  the CPU has AVX512-BF16 and active_isa() is AVX-512.
