@@ -1,6 +1,6 @@
 // AdamW: the checks and the scalars of one update, computed as torch computes
 // them, and the threads' shares; the loop itself is adamw_kernel
-// (adamw_kernels.h), from the kernel table.
+// (tensor/cpu/adamw_kernels.h), from the kernel table.
 #include "tinygpt/nn/functional/adamw.h"
 
 #include <omp.h>

@@ -1,6 +1,6 @@
 // Causal attention: the op (its checks, the recorded backward), the causal
 // mask and the reference composition. The kernels, with the formulas of forward
-// and backward: attention_kernels.h.
+// and backward: tensor/cpu/attention_kernels.h.
 #include "tinygpt/nn/functional/attention.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Cross-entropy: the op, its checks and its reference composition. The
-// kernels, with the formulas: cross_entropy_kernels.h.
+// kernels, with the formulas: tensor/cpu/cross_entropy_kernels.h.
 #include "tinygpt/nn/functional/cross_entropy.h"
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // GELU: the op (its checks, the recorded backward) and its reference
-// composition. The kernels, with the formulas of both forms: gelu_kernels.h.
+// composition. The kernels, with the formulas of both forms: tensor/cpu/gelu_kernels.h.
 #include "tinygpt/nn/functional/gelu.h"
 
 #include <cmath>

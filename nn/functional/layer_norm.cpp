@@ -1,5 +1,5 @@
 // Layer normalisation: the op (its checks, the recorded backward) and its
-// reference composition. The kernels, with the formulas: layer_norm_kernels.h.
+// reference composition. The kernels, with the formulas: tensor/cpu/layer_norm_kernels.h.
 #include "tinygpt/nn/functional/layer_norm.h"
 
 #include <vector>

@@ -1,5 +1,5 @@
 // Rotary position embedding: the op (its checks, the recorded backward) and
-// its reference composition. The kernels, with the formulas: rope_kernels.h.
+// its reference composition. The kernels, with the formulas: tensor/cpu/rope_kernels.h.
 #include "tinygpt/nn/functional/rope.h"
 
 #include <algorithm>
