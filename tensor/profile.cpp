@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "tinygpt/tensor/error.h"
+
 namespace tg {
 
 namespace {

@@ -33,7 +33,6 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/tensor/tensor.h"
 
 namespace tg {
 
@@ -108,6 +107,7 @@ class ProfileScope {
   ProfileScope& operator=(const ProfileScope&) = delete;
 
   // Bytes of the tensors read and written, each once; undefined tensors add nothing.
+  // (Templates, so that the profiler needs no Tensor: the core's storage uses it.)
   template <class... Tensors>
   void add_bytes_of(const Tensors&... tensors) {
     if (row_ >= 0) bytes_ += (0.0 + ... + byte_count(tensors));
@@ -120,7 +120,8 @@ class ProfileScope {
   void count_as_calls(int64_t calls) { calls_ = calls; }
 
  private:
-  static double byte_count(const Tensor& x) {
+  template <class TensorLike>
+  static double byte_count(const TensorLike& x) {
     return x.defined() ? static_cast<double>(x.numel()) * static_cast<double>(dtype_size(x.dtype())) : 0.0;
   }
   void begin(ProfileFamily family, const char* gemm_role);

@@ -38,15 +38,7 @@ int64_t checked_add(int64_t a, int64_t b, const char* op) {
   return sum;
 }
 
-std::string shape_str(const Shape& shape) {
-  std::string text = "(";
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (d) text += ", ";
-    text += std::to_string(shape[d]);
-  }
-  if (shape.size() == 1) text += ",";
-  return text + ")";
-}
+std::string shape_str(const Shape& shape) { return detail::dims_text(shape); }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   const size_t ndim = std::max(a.size(), b.size());
