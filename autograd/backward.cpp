@@ -7,7 +7,7 @@
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {

@@ -16,9 +16,9 @@
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/matmul.h"
 #include "tinygpt/tensor/cpu/product_tiles.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/reduce.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {
@@ -29,7 +29,7 @@ namespace {
 constexpr int64_t kRowsPerThread = 256;
 // With BLAS kernels whose sums depend on the thread count, the most tiles
 // (tensor/cpu/product_tiles.h) each of `products` products run at once is cut
-// into: the threads of the ceiling (tensor/threads.h) shared between them. The
+// into: the threads of the ceiling (tensor/runtime/threads.h) shared between them. The
 // ceiling is fixed for a run, so the count the governor picks below it changes
 // no number. Cutting finer costs more than it balances: with 4 tiles each for
 // dx and dW instead of 1, a cpu-small step on 2 threads was 2.5% slower (as on
@@ -37,7 +37,7 @@ constexpr int64_t kRowsPerThread = 256;
 int64_t tiles_per_product(int64_t products) { return (thread_ceiling() + products - 1) / products; }
 
 bool blas_independent_of_threads() {
-  static const bool independent = blas_results_independent_of_threads();  // tensor/threads.h
+  static const bool independent = blas_results_independent_of_threads();  // tensor/runtime/threads.h
   return independent;
 }
 

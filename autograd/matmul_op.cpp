@@ -3,7 +3,7 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/tensor/matmul.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/reduce.h"
 #include "tinygpt/tensor/view.h"
 

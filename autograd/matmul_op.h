@@ -3,7 +3,7 @@
 //
 // profile_role says what the product is for ("attn.qkv", a string literal): the
 // profile's GEMM row of the forward and of the two backward products
-// (tensor/profile.h). nullptr: the "unlabelled" row.
+// (tensor/runtime/profile.h). nullptr: the "unlabelled" row.
 #pragma once
 #include "tinygpt/tensor/tensor.h"
 

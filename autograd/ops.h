@@ -14,4 +14,4 @@
 #include "tinygpt/tensor/print.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/tensor.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"

@@ -11,7 +11,7 @@
 // (cblas_sgemm on float32 operands). `convert` times what a step pays before the
 // forward product: x and W rounded from float32 to bfloat16.
 // bench/run_gemm_bf16.sh interleaves repetitions and prints medians and ratios.
-// OpenBLAS runs with the kernels tinygpt picks (tensor/process_environment.h).
+// OpenBLAS runs with the kernels tinygpt picks (tensor/runtime/process_environment.h).
 //
 // Layers (R, in, out): cpu-small's MLP up (B*T = 12*64, C = 128), baby's qkv and
 // MLP up (B*T = 64*256, C = 384), gpt2's qkv and MLP up for one sequence
@@ -26,9 +26,9 @@
 #include "tinygpt/tensor/cpu/bfloat16_convert.h"
 #include "tinygpt/tensor/cpu/gemm.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
-#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 using namespace tg;
 

@@ -22,7 +22,7 @@
 #include "tinygpt/models/generate.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace {
 

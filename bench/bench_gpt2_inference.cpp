@@ -38,10 +38,10 @@
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/safetensors.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/io/safetensors.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 namespace {
@@ -151,7 +151,7 @@ std::string joined(const std::vector<int64_t>& ids) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tg::tune_process_environment(argv);  // as the tinygpt program does (tensor/process_environment.h)
+  tg::tune_process_environment(argv);  // as the tinygpt program does (tensor/runtime/process_environment.h)
   CLI::App app{"Forward and generation speed of a GPT at batch 1"};
   std::string preset = "gpt2", save_weights;
   std::vector<std::string> weight_formats = {"float32"};

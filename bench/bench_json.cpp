@@ -1,4 +1,4 @@
-// JSON from files through parse_bounded_json (tensor/bounded_json.h): a safetensors
+// JSON from files through parse_bounded_json (tensor/io/bounded_json.h): a safetensors
 // header of N tensors, as a real model's, and a config of N empty objects. The time
 // per tensor must not grow with N (it did: the parser callback was quadratic, which
 // BM_SafetensorsHeaderThroughCallback still shows).
@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 
 namespace {
 

@@ -29,9 +29,9 @@
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/parameter_arena.h"
-#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 namespace {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kernels' AVX-512 copies against their AVX2 copies (tensor/cpu/isa.h), on this
+# The kernels' AVX-512 copies against their AVX2 copies (tensor/runtime/isa.h), on this
 # CPU: bench_kernels run alternately with TINYGPT_ISA=avx2 and TINYGPT_ISA=avx512,
 # then a table of medians with the ratio AVX2 ms / AVX-512 ms (> 1: AVX-512 is faster).
 #   bash bench/run_kernel_isa.sh [rounds=3] [threads=2] [filter: a regex of bench_kernels' names]

@@ -2,9 +2,9 @@
 # How the OpenMP wait policy behaves on an idle machine and beside one other
 # busy process (a shell loop on one core), as a new user would meet it:
 #
-#   tinygpt    the program's own choice: its spin count (tensor/process_environment.h)
+#   tinygpt    the program's own choice: its spin count (tensor/runtime/process_environment.h)
 #              and one thread fewer while another process keeps a CPU busy
-#              (tensor/thread_governor.h)
+#              (tensor/runtime/thread_governor.h)
 #   fixed      the same with the thread count fixed (TINYGPT_THREADS=fixed)
 #   default    libgomp's default (spin 300,000 times before sleeping): TINYGPT_ENVIRONMENT=keep
 #   passive    OMP_WAIT_POLICY=PASSIVE (sleep at once)
@@ -52,7 +52,7 @@ run_policy() {  # POLICY COMMAND...: the command under that policy
   shift
   case $policy in
     tinygpt)
-      if [[ ${AS_AVX2:-0} == 1 ]]; then  # what it sets there (tensor/process_environment.h): nothing
+      if [[ ${AS_AVX2:-0} == 1 ]]; then  # what it sets there (tensor/runtime/process_environment.h): nothing
         env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_THREADS TINYGPT_ENVIRONMENT=keep OPENBLAS_CORETYPE=Haswell "$@"
       else
         env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TINYGPT_ENVIRONMENT -u TINYGPT_THREADS "$@"

@@ -2,7 +2,7 @@
 # One GPT training step (forward, backward, AdamW), tinygpt against PyTorch, each
 # side at its own best settings:
 #   tinygpt  as a user runs it: its own thread policy and OpenBLAS kernels
-#            (tensor/process_environment.h), its AVX-512 or AVX2 kernels (tensor/cpu/isa.h);
+#            (tensor/runtime/process_environment.h), its AVX-512 or AVX2 kernels (tensor/runtime/isa.h);
 #   torch    PyTorch on the OpenMP build of OpenBLAS with the best OpenBLAS
 #            kernels for this CPU (the ones tinygpt picks), libgomp's default wait policy.
 # Runs are interleaved (tinygpt, torch, tinygpt, ...) so that a busy machine

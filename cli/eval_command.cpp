@@ -26,7 +26,7 @@
 #include "tinygpt/models/data.h"
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tokenizer/errors.h"
 
 namespace tg::cli {

@@ -19,9 +19,9 @@
 #include "tinygpt/inspect/html_report.h"
 #include "tinygpt/inspect/text_report.h"
 #include "tinygpt/inspect/walkthrough.h"
-#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tokenizer/errors.h"
 
 namespace tg::cli {

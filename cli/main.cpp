@@ -17,8 +17,8 @@
 #include "cli/version.h"
 #include "tinygpt/distributed/job.h"
 #include "tinygpt/distributed/mpi_communicator.h"
-#include "tinygpt/tensor/process_environment.h"
-#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 
 namespace {
 
@@ -61,7 +61,7 @@ int report_error(const std::string& library_message, bool every_rank_raised_it) 
 int main(int argc, char** argv) {
   tg::dist::enable_mpi_jobs();  // under mpirun, one rank of a data-parallel job (distributed/job.h)
   tg::tune_process_environment(argv);  // may start the program again with its thread and BLAS settings
-  tg::start_adapting_threads_to_load();  // one thread fewer while another process takes a core (tensor/thread_governor.h)
+  tg::start_adapting_threads_to_load();  // one thread fewer while another process takes a core (tensor/runtime/thread_governor.h)
   CLI::App app{"tinygpt: a from-scratch tensor and autograd engine with a GPT on top"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");

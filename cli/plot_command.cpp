@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/output_paths.h"
 #include "tinygpt/inspect/loss_plot.h"
-#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg::cli {

@@ -21,7 +21,7 @@
 #include "cli/usage_errors.h"
 #include "tinygpt/models/prepare_tokens.h"
 #include "tinygpt/models/token_dataset_meta.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {

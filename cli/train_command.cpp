@@ -48,7 +48,7 @@
 #include "tinygpt/models/training_data.h"
 #include "tinygpt/tokenizer/errors.h"
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::cli {
 

@@ -5,8 +5,8 @@
 #include <initializer_list>
 
 #include "tinygpt/distributed/job.h"
-#include "tinygpt/tensor/process_environment.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::cli {
 

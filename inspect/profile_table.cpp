@@ -9,7 +9,7 @@
 
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/cpu/gemm.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::inspect {
 

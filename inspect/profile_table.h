@@ -1,5 +1,5 @@
 // The profile of training steps as a table: what tinygpt train --profile and
-// bench_train_step --profile print (the record itself: tensor/profile.h).
+// bench_train_step --profile print (the record itself: tensor/runtime/profile.h).
 //
 //   op                  pass  calls/step   ms/step   share    work/step          speed
 //   gemm attn.qkv       fwd            4     0.412    1.4%  0.302 GFLOP  146.5 GFLOP/s
@@ -18,7 +18,7 @@
 #pragma once
 #include <ostream>
 
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 
 namespace tg::inspect {
 

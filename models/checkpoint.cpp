@@ -7,7 +7,7 @@
 #include <set>
 
 #include "tinygpt/nn/quantize.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/view.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 #include "tinygpt/tokenizer/errors.h"

@@ -44,7 +44,7 @@
 #include "tinygpt/models/train_settings.h"
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 
 namespace tg {
 
@@ -78,7 +78,7 @@ struct CheckpointHeader {
 };
 
 // Writes the model's parameters (and the optimiser's moments when `optimizer` is
-// given) with `header` to `path`; header.weights is taken from the model. Atomically (tensor/atomic_file.h: a temporary
+// given) with `header` to `path`; header.weights is taken from the model. Atomically (tensor/io/atomic_file.h: a temporary
 // file, fsync, rename).
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
                      const nn::AdamW* optimizer = nullptr);

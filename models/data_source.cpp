@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "tinygpt/models/file_hash.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg {

@@ -7,7 +7,7 @@
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 
 namespace tg {
 
@@ -82,7 +82,7 @@ EvaluationResult evaluate(GPT& model, std::span<const int64_t> ids, int64_t bloc
   EvaluationResult result;
   double loss_sum = 0;  // sum over predicted tokens
   for (int64_t window = 0; window < full_windows; window += batch) {
-    adapt_threads_to_load();  // tensor/thread_governor.h
+    adapt_threads_to_load();  // tensor/runtime/thread_governor.h
     const int64_t count = std::min(batch, full_windows - window);
     loss_sum += windows_loss(window * block_size, count, block_size);
     result.predicted_tokens += count * block_size;

@@ -5,7 +5,7 @@
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {
@@ -89,7 +89,7 @@ std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, co
   NextTokenLogits next_token_logits(model, options.use_cache, on_note);
   std::vector<int64_t> context = prompt;
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
-    adapt_threads_to_load();  // tensor/thread_governor.h
+    adapt_threads_to_load();  // tensor/runtime/thread_governor.h
     const int64_t id = choose_next_token(next_token_logits(context), context, options.sampling, generator);
     if (std::find(options.stop_ids.begin(), options.stop_ids.end(), id) != options.stop_ids.end()) break;
     context.push_back(id);

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/shape.h"
 
 namespace tg {

@@ -5,7 +5,7 @@
 // step is bound by memory bandwidth (498 MB per token for gpt2 124M). Module by
 // module (forward_cached's general path) each weight matrix (49 for gpt2) opens
 // its own parallel region, and with OMP_WAIT_POLICY=PASSIVE the idle thread is
-// woken from sleep for each one. Here the team (tensor/team.h) is woken once
+// woken from sleep for each one. Here the team (tensor/runtime/team.h) is woken once
 // per token and meets at a spinning barrier between phases, four per layer and
 // the LM head (49 phases, 48 barriers for gpt2):
 //
@@ -35,7 +35,7 @@
 #include "tinygpt/tensor/cpu/rope_kernels.h"
 #include "tinygpt/tensor/cpu/gemv.h"
 #include "tinygpt/tensor/quantized_matmul.h"
-#include "tinygpt/tensor/team.h"
+#include "tinygpt/tensor/runtime/team.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {

@@ -22,10 +22,10 @@
 #include <map>
 
 #include "tinygpt/models/hf_gpt2.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/models/data.h"
-#include "tinygpt/tensor/atomic_file.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/atomic_file.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {

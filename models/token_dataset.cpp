@@ -4,7 +4,7 @@
 
 #include "tinygpt/models/data.h"
 #include "tinygpt/models/file_hash.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"
 #include "tinygpt/tokenizer/gpt2_files.h"

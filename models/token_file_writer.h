@@ -8,7 +8,7 @@
 //   writer.split(train_tokens);                   // both files complete, hashed
 //   writer.commit();                              // renamed into place
 //
-// Until commit() the files have temporary names (tensor/atomic_file.h), so a
+// Until commit() the files have temporary names (tensor/io/atomic_file.h), so a
 // run that is interrupted leaves no train.bin or val.bin that looks finished.
 #pragma once
 
@@ -19,7 +19,7 @@
 
 #include "tinygpt/models/token_dataset_meta.h"
 #include "tinygpt/models/token_file.h"
-#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tokenizer/token_id.h"
 
 namespace tg {

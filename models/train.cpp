@@ -11,8 +11,8 @@
 #include "tinygpt/models/file_hash.h"
 #include "tinygpt/models/train_log.h"
 #include "tinygpt/nn/optim/clip.h"
-#include "tinygpt/tensor/atomic_file.h"
-#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/io/atomic_file.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {

@@ -52,7 +52,7 @@
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/optim/schedule.h"
 #include "tinygpt/nn/parameter_arena.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 
 namespace tg {
 
@@ -63,7 +63,7 @@ struct TrainOutputs {
   // Stop after this many steps in total, writing DIR/model.safetensors, as if the
   // run had been interrupted there (-1: run to settings.iters). Tests use it.
   int64_t stop_after = -1;
-  // Profile every step of this session but the first, a warm-up (tensor/profile.h):
+  // Profile every step of this session but the first, a warm-up (tensor/runtime/profile.h):
   // TrainResult::profile. Evaluations and checkpoints are not part of a step.
   bool profile = false;
   // Set (by a signal handler) to ask the run to stop: it ends the step under way (or the

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg {

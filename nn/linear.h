@@ -15,7 +15,7 @@
 // widened weights in float32 and records no graph.
 //
 // The module that owns a Linear names what it is for (set_profile_role("mlp.c_fc")):
-// the profile's GEMM rows of its forward and backward products (tensor/profile.h).
+// the profile's GEMM rows of its forward and backward products (tensor/runtime/profile.h).
 #pragma once
 #include "tinygpt/nn/module.h"
 

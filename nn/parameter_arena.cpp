@@ -1,7 +1,7 @@
 #include "tinygpt/nn/parameter_arena.h"
 
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::nn {

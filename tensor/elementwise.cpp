@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/strided_loop.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 #include "tinygpt/tensor/view.h"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/strided_loop.h"
 #include "tinygpt/tensor/view.h"
 

@@ -8,7 +8,7 @@
 #include "tinygpt/tensor/cpu/bfloat16_convert.h"
 #include "tinygpt/tensor/cpu/gemm.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/view.h"
 

@@ -17,7 +17,7 @@
 // Otherwise (int8 W, many rows, no AVX512-BF16) x stays float32; the sums
 // always are. A row's result
 // does not depend on how rows are shared among threads, so a decode step
-// computing its own share (tensor/team.h) gets the same numbers as
+// computing its own share (tensor/runtime/team.h) gets the same numbers as
 // gemv_rows_quantized.
 #pragma once
 #include <cstdint>

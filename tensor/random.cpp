@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg {
 

@@ -38,9 +38,9 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/strided_loop.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::raw {

@@ -23,7 +23,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 #include "tinygpt/tensor/view.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 
 namespace tg {
 

@@ -11,7 +11,7 @@
 //
 // so kernels write a plain inner loop that the compiler vectorises when the
 // steps are 1. Work is split over OpenMP threads when there is enough of it
-// (kParallelThreshold, tensor/threads.h).
+// (kParallelThreshold, tensor/runtime/threads.h).
 #pragma once
 #include <omp.h>
 
@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "tinygpt/tensor/shape.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/strided_loop.h"
 
 namespace tg::raw {

@@ -62,7 +62,7 @@ struct EncoderFile {
 
 constexpr int kMaxEncoderDepth = 64;
 
-// tensor/bounded_json.h's json_nests_deeper_than, which this layer may not include: a pass of its
+// tensor/io/bounded_json.h's json_nests_deeper_than, which this layer may not include: a pass of its
 // own, since nlohmann's parser callback is quadratic in a container's size (it walks the object
 // again after each value it closes).
 bool nests_deeper_than(std::string_view text, int limit) {
@@ -88,14 +88,14 @@ EncoderFile parse_encoder(std::string_view text, const std::string& name) {
   const std::string where = name + ": ";
   nlohmann::json json;
   try {
-    // The nesting limit of tensor/bounded_json.h (this layer includes nothing from that one):
+    // The nesting limit of tensor/io/bounded_json.h (this layer includes nothing from that one):
     // printing a value recurses per level, and a file nested 70,000 deep overflowed the stack.
     if (nests_deeper_than(text, kMaxEncoderDepth + 1))
       throw TokenizerFileError(where + "the JSON nests deeper than " + std::to_string(kMaxEncoderDepth) +
                                " levels; an encoder.json is one flat object");
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond a double (1e400)
-    // nlohmann's message without its "[json.exception.parse_error.101] " code (as tensor/bounded_json.h does).
+    // nlohmann's message without its "[json.exception.parse_error.101] " code (as tensor/io/bounded_json.h does).
     const std::string text = error.what();
     const size_t code_end = text.find("] ");
     throw TokenizerFileError(where + "not valid JSON (truncated?): " +

@@ -10,8 +10,8 @@
 
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/profile.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/profile.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::nn {
 

@@ -11,7 +11,7 @@
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::nn {

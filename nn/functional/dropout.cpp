@@ -8,8 +8,8 @@
 
 #include "tinygpt/autograd/elementwise_ops.h"
 #include "tinygpt/autograd/node.h"
-#include "tinygpt/tensor/profile.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/profile.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::nn {

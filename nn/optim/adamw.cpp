@@ -2,7 +2,7 @@
 
 #include "tinygpt/nn/functional/adamw.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::nn {

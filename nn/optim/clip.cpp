@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "tinygpt/tensor/elementwise.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::nn {

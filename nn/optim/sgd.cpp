@@ -1,7 +1,7 @@
 #include "tinygpt/nn/optim/sgd.h"
 
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::nn {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tinygpt/tensor/cpu/isa.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/isa.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::nn {
 
@@ -19,7 +19,7 @@ struct AdamWScalars {
   float bias_correction2_sqrt;  // sqrt(1 - beta2^t)
 };
 
-// One copy per instruction set (tensor/cpu/isa.h).
+// One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
 
 // param, grad, m, v: `count` floats each -> param, m, v updated in place, on

@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "tinygpt/tensor/cpu/gemv.h"
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/simd.h"
 #include "tinygpt/tensor/cpu/small_gemm.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
@@ -86,7 +86,7 @@ struct AttentionShape {
 // The multiply-adds of one of the block products above (q_block @ k^T, say),
 // summed over every head and query block: rows * visible_end * HS each. The
 // forward makes 2 such products, the backward 4 (dv, dP, dq, dk), at 2 FLOPs
-// per multiply-add (the profile's attention rows, tensor/profile.h).
+// per multiply-add (the profile's attention rows, tensor/runtime/profile.h).
 inline double attention_block_multiply_adds(const AttentionShape& shape, int64_t query_block) {
   double per_head = 0;
   for (int64_t first = 0; first < shape.queries; first += query_block) {
@@ -111,7 +111,7 @@ struct HeadInputs {
   const T *q, *k, *v;
 };
 
-// One copy per instruction set (tensor/cpu/isa.h); callers outside the kernel table get the AVX2 one.
+// One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
 template <class T>

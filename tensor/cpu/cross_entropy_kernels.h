@@ -22,13 +22,13 @@
 #include <limits>
 #include <vector>
 
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/simd.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 
 namespace tg::nn {
-// One copy per instruction set (tensor/cpu/isa.h).
+// One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
 
 // logits (N, V), targets (N) -> row_stats (N, 2): each row's max and log_sum; returns

@@ -30,13 +30,13 @@
 #include <cstdint>
 
 #include "tinygpt/tensor/cpu/gelu_approximation.h"
-#include "tinygpt/tensor/cpu/isa.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/isa.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 
 namespace tg::nn {
 
-// One copy per instruction set (tensor/cpu/isa.h); callers outside the kernel table get the AVX2 one.
+// One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
 // The constants of both forms (kernels and the reference composition).

@@ -8,7 +8,7 @@
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/cpu/gemm.h"
 #include "tinygpt/tensor/cpu/gemm_bf16_avx512_bf16.h"
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 
 namespace tg::raw {
 

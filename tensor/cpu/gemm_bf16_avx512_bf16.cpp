@@ -1,6 +1,6 @@
 // raw::gemm_bf16 with VDPBF16PS (tensor/cpu/gemm_bf16.h), compiled with
 // -mavx512bf16 (the top CMakeLists.txt): nothing here may run on a CPU without
-// AVX512-BF16, so every function lives in isa_avx512_bf16 (tensor/cpu/isa.h).
+// AVX512-BF16, so every function lives in isa_avx512_bf16 (tensor/runtime/isa.h).
 //
 //   c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c
 //

@@ -1,6 +1,6 @@
 // The AVX512-BF16 kernel of raw::gemm_bf16 (tensor/cpu/gemm_bf16.h), same
 // arguments, already checked. Compiled with -mavx512bf16 in its own namespace
-// (tensor/cpu/isa.h): call it only where cpu_has_avx512_bf16().
+// (tensor/runtime/isa.h): call it only where cpu_has_avx512_bf16().
 #pragma once
 #include <cstdint>
 

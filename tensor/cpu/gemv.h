@@ -19,7 +19,7 @@ void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_
 
 // The same product on the calling thread alone, with the same kernel (so the same
 // numbers): for a thread that computes its own share of the rows inside a
-// parallel region (tensor/team.h).
+// parallel region (tensor/runtime/team.h).
 void gemv_rows_serial(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
                       float beta, float* out);
 

@@ -1,5 +1,5 @@
 // The fused kernels of nn/functional, one table of entry points per
-// instruction set (tensor/cpu/isa.h): kernel_table.cpp is compiled once for AVX2
+// instruction set (tensor/runtime/isa.h): kernel_table.cpp is compiled once for AVX2
 // and once for AVX-512, each copy filling its own tables, and the ops call
 //
 //   functional_kernels<T>().layer_norm_forward(x, weight, bias, y, mean, rstd, rows, channels, eps);
@@ -16,7 +16,7 @@
 #include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "tinygpt/tensor/cpu/layer_norm_kernels.h"
 #include "tinygpt/tensor/cpu/gelu_approximation.h"
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/shape.h"
 
 namespace tg::nn {

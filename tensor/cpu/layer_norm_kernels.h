@@ -26,8 +26,8 @@
 #include <limits>
 #include <vector>
 
-#include "tinygpt/tensor/cpu/isa.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/isa.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::nn {
 
@@ -36,7 +36,7 @@ struct RowMoments {
   T mean, rstd;  // rstd = 1 / sqrt(var + eps)
 };
 
-// One copy per instruction set (tensor/cpu/isa.h); callers outside the kernel table get the AVX2 one.
+// One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
 // A row whose squared deviations overflow T (|x - mean| past about 1e19 in float32)

@@ -4,7 +4,7 @@
 //
 // OpenBLAS's Haswell kernels (any AVX2 CPU) need this: with them an element of
 // a product depends on how the call is split between threads and on the call's
-// size (tensor/threads.h: blas_results_independent_of_threads), so a change of
+// size (tensor/runtime/threads.h: blas_results_independent_of_threads), so a change of
 // thread count would change a training run's numbers. Its AVX-512 kernels do
 // not, and there the callers make one call per product instead.
 //

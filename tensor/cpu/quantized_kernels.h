@@ -3,7 +3,7 @@
 // activations (rounded to bfloat16 for bfloat16, to int8 blocks for int8), or
 // one row widened to float32 or bfloat16 for a product of many rows. Compiled
 // twice, for AVX2 and for AVX-512 (tensor/cpu/quantized_kernel_table.cpp,
-// tensor/cpu/isa.h), each copy in its TG_ISA namespace; a third set takes its two
+// tensor/runtime/isa.h), each copy in its TG_ISA namespace; a third set takes its two
 // dot products from tensor/cpu/quantized_kernels_avx512_bf16.cpp. Callers take
 // them from quantized_row_kernels().
 //
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "tinygpt/tensor/bfloat16.h"
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/quantized_matrix.h"
 
 // GCC 12's AVX-512 widening intrinsics start from an "undefined" vector that

@@ -1,7 +1,7 @@
 // dot_int8_rows and dot_bfloat16_rows (tensor/cpu/quantized_kernels_avx512_bf16.h)
 // with one instruction per 64 int8 or 32 bfloat16 weights. Compiled with
 // -mavx512vnni -mavx512bf16 (the top CMakeLists.txt): nothing here may run on
-// a CPU without them, so it all lives in isa_avx512_bf16 (tensor/cpu/isa.h).
+// a CPU without them, so it all lives in isa_avx512_bf16 (tensor/runtime/isa.h).
 //
 // int8: VPDPBUSD multiplies 64 unsigned bytes by 64 signed ones and sums each
 // four neighbours into one of 16 int32 lanes. Two blocks of 32 weights fill a

@@ -1,7 +1,7 @@
 // The two dot products of batch-1 decoding with AVX512-VNNI and AVX512-BF16
 // (tensor/cpu/quantized_kernels_avx512_bf16.cpp), the same arguments and results as
 // dot_int8_rows and dot_bfloat16_rows in tensor/cpu/quantized_kernels.h. Compiled
-// with -mavx512vnni -mavx512bf16 in their own namespace (tensor/cpu/isa.h): call
+// with -mavx512vnni -mavx512bf16 in their own namespace (tensor/runtime/isa.h): call
 // them only where the CPU has both (quantized_row_kernels() does).
 #pragma once
 #include <cstdint>

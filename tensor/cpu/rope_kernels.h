@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "tinygpt/tensor/shape.h"
-#include "tinygpt/tensor/cpu/isa.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/isa.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg::nn {
-// One copy per instruction set (tensor/cpu/isa.h).
+// One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
 
 // The angle by which channel pair i of a head of size HS turns at a position:

@@ -1,5 +1,5 @@
 // Vectors as wide as the instruction set a kernel file is compiled for
-// (tensor/cpu/isa.h): 16 floats with AVX-512, 8 with AVX2. Written with GCC's
+// (tensor/runtime/isa.h): 16 floats with AVX-512, 8 with AVX2. Written with GCC's
 // vector extension (which clang shares), so one source compiles to either.
 //
 // For kernels whose loops the compiler does not vectorise well by itself: a
@@ -14,10 +14,10 @@
 
 #include <immintrin.h>
 
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 
 namespace tg::simd {
-// One copy per instruction set (tensor/cpu/isa.h): the kernel files inline their own.
+// One copy per instruction set (tensor/runtime/isa.h): the kernel files inline their own.
 inline namespace TG_ISA {
 
 #if defined(__AVX512F__)

@@ -23,11 +23,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/simd.h"
 
 namespace tg::raw {
-// One copy per instruction set (tensor/cpu/isa.h): the kernel files inline their own.
+// One copy per instruction set (tensor/runtime/isa.h): the kernel files inline their own.
 inline namespace TG_ISA {
 
 namespace small_gemm_tiles {

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <limits>
 
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 
 namespace tg {
-// One copy per instruction set (tensor/cpu/isa.h): AVX-512 kernels inline their own.
+// One copy per instruction set (tensor/runtime/isa.h): AVX-512 kernels inline their own.
 inline namespace TG_ISA {
 
 // exp(x) = 2^n * exp(r), with n = round(x / ln 2) and r = x - n ln 2 in [-ln2/2, ln2/2],

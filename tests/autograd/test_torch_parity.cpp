@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
 #include "torch_reference.h"
 

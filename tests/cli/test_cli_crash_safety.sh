@@ -34,7 +34,7 @@ mkdir -p "$disk"
 training_pid=
 trap '[[ -n $training_pid ]] && kill -KILL "$training_pid" 2>/dev/null; mountpoint -q "$disk" && { umount "$disk" || umount -l "$disk"; }; rm -rf "$work"' EXIT
 
-# The temporary files of interrupted writes in a folder (TARGET.tmp.PID.N, tensor/atomic_file.h).
+# The temporary files of interrupted writes in a folder (TARGET.tmp.PID.N, tensor/io/atomic_file.h).
 temporary_files() { find "$1" -maxdepth 1 -name '*.tmp.*' -printf '%f ' 2>/dev/null; }
 
 # checkpoint_step WHAT FILE: the checkpoint loads whole (header, tokenizer, every

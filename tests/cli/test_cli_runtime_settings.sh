@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tinygpt starts itself again with its own thread and BLAS settings
-# (tensor/process_environment.h) unless the user made them, and says which are
+# (tensor/runtime/process_environment.h) unless the user made them, and says which are
 # in effect: the OpenMP wait policy, and OpenBLAS's AVX-512 kernels on a CPU
 # that has AVX-512 when the library picked (or was told) narrower ones. The
 # line reports the environment the process started with (/proc/self/environ),
@@ -22,7 +22,7 @@ expect_line() {
   grep -qF -- "$expected" <<<"$line" || fail "$name: '$expected' not in: $line"
 }
 
-# The thread count follows the load (tensor/thread_governor.h), on any BLAS
+# The thread count follows the load (tensor/runtime/thread_governor.h), on any BLAS
 # kernels, so libgomp's own spin stays; a short one only where the user fixed the count.
 expect_line "threads follow the load" \
   "idle threads spin 300000 times, then sleep (libgomp's default); one thread fewer while other processes keep a CPU busy" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tinygpt train --profile: at the end of the run, a table of where the steps'
-# time went (tensor/profile.h, inspect/profile_table.h): one row per GEMM role
+# time went (tensor/runtime/profile.h, inspect/profile_table.h): one row per GEMM role
 # and pass, one per op family and pass, other and total, then the GEMM bound.
 # Checks the table's shape only, never a time.
 #

@@ -51,7 +51,7 @@
 #include "tinygpt/nn/functional/rope.h"
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
 #include "torch_reference.h"
 

@@ -4,7 +4,7 @@ wide, in the form each harness reads, into a directory:
 python3 tests/fuzz/deep_seeds.py HARNESS DIR.
 
 Printing a deep value used to overflow the stack (now refused at 64 levels,
-tensor/bounded_json.h); a wide one took seconds to minutes to parse (the parser
+tensor/io/bounded_json.h); a wide one took seconds to minutes to parse (the parser
 callback was quadratic in a container's size), which inputs of the fuzzers'
 usual 4-16 KB never showed. At 0.1-2 MB each these files are written when the
 fuzzers run (scripts/fuzz.sh) rather than kept in tests/fuzz/corpus/. Harnesses

@@ -1,6 +1,6 @@
 // Fuzzes the reading of a Hugging Face config.json (models/hf_gpt2.h), as
 // load_hf_gpt2 reads it: the text is parsed with the nesting limit of
-// tensor/bounded_json.h (whose syntax errors are nlohmann's exceptions, which
+// tensor/io/bounded_json.h (whose syntax errors are nlohmann's exceptions, which
 // load_hf_gpt2 turns into tg::Error), then hf_gpt2_config reads the sizes and
 // checks the rest. A config it accepts must have a parameter count that is
 // computed or refused (checked arithmetic: models are built from it), and the
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinygpt/models/hf_gpt2.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 #include "tests/fuzz/property.h"
 

@@ -1,4 +1,4 @@
-// Fuzzes the safetensors reader (tensor/safetensors.h) with arbitrary files.
+// Fuzzes the safetensors reader (tensor/io/safetensors.h) with arbitrary files.
 //
 // load_safetensors and map_safetensors make the same checks, so they must
 // agree: both refuse the input with tg::Error, or both accept it with the same
@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tests/fuzz/memory_file.h"
 #include "tests/fuzz/property.h"
 

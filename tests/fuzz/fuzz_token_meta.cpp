@@ -1,6 +1,6 @@
 // Fuzzes the reading of a prepared dataset's meta.json (models/token_dataset_meta.h),
 // as open_prepared_dataset reads it: the text is parsed with the nesting limit of
-// tensor/bounded_json.h, then TokenDatasetMeta::from_json checks every field. A bad
+// tensor/io/bounded_json.h, then TokenDatasetMeta::from_json checks every field. A bad
 // file must be refused with tg::Error (or nlohmann's parse error, which the loader
 // turns into one); a meta.json it accepts must write back (to_json) as a file that
 // reads as the same description.
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinygpt/models/token_dataset_meta.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 #include "tests/fuzz/property.h"
 

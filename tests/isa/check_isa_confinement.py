@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""No AVX-512 instruction outside the isa_avx512 namespaces (tensor/cpu/isa.h).
+"""No AVX-512 instruction outside the isa_avx512 namespaces (tensor/runtime/isa.h).
 
 A build runs on AVX2-only CPUs only if every AVX-512 instruction sits in a
 kernel that the run-time dispatch calls on AVX-512 CPUs alone. This

@@ -8,7 +8,7 @@
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 #include "tests/models/tiny_gpt_config.h"
 
@@ -125,7 +125,7 @@ TEST_CASE("forward without gradients: the same logits on 1, 2 and 3 threads, a w
   // ctest runs this with OpenBLAS's Haswell kernels too, whose products sum
   // differently on different thread counts unless split one way for all
   // (autograd/linear_op.cpp): what lets the thread count follow the load
-  // while generating and scoring (tensor/thread_governor.h).
+  // while generating and scoring (tensor/runtime/thread_governor.h).
   GPT model(testing::tiny_gpt_config(
                 {.vocab_size = 70, .n_embd = 96, .n_head = 3, .block_size = 64, .preset = "window-test"}),
             7);

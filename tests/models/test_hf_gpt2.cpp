@@ -18,7 +18,7 @@
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/models/generate.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
 

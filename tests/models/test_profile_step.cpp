@@ -1,4 +1,4 @@
-// The profile of a training run (TrainOutputs::profile, tensor/profile.h): the
+// The profile of a training run (TrainOutputs::profile, tensor/runtime/profile.h): the
 // first step and the evaluations are left out; every GEMM role of the GPT gets
 // exactly its 2 M N K FLOPs per step forward and twice that backward; the other
 // families of a step are there. Counts only, no timing.

@@ -15,7 +15,7 @@
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/optim/clip.h"
 #include "tinygpt/nn/parameter_arena.h"
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
 
 using namespace tg;

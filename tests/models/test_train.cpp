@@ -10,7 +10,7 @@
 #include "tinygpt/models/data.h"
 #include "tinygpt/models/train.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

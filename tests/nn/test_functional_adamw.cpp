@@ -5,7 +5,7 @@
 
 #include "tinygpt/nn/functional/adamw.h"
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 using namespace tg;
 

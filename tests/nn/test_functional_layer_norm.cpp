@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "tinygpt/nn/functional/layer_norm.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "test_functional_helpers.h"
 
 using namespace tg;

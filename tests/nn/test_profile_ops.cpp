@@ -1,4 +1,4 @@
-// The profile rows of nn's ops (tensor/profile.h): a Linear's GEMMs under its
+// The profile rows of nn's ops (tensor/runtime/profile.h): a Linear's GEMMs under its
 // role with exactly 2 M N K FLOPs forward and twice that backward, causal
 // attention's block products, LayerNorm's bytes. Counts only, no timing.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "tinygpt/nn/functional/layer_norm.h"
 #include "tinygpt/nn/linear.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 
 using namespace tg;
 

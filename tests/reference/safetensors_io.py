@@ -1,7 +1,7 @@
 """A minimal safetensors reader and writer in plain Python 3 + NumPy.
 
 The `safetensors` pip package is not available here, and the format is small
-enough to write by hand (see tensor/safetensors.h for the layout):
+enough to write by hand (see tensor/io/safetensors.h for the layout):
 
     8 bytes   N, the JSON header length, little-endian uint64
     N bytes   {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...,

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 
 using tg::json_nests_deeper_than;

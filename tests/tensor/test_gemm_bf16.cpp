@@ -15,9 +15,9 @@
 
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 using namespace tg;
 using raw::Bf16GemmKernel;

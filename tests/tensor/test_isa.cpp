@@ -1,4 +1,4 @@
-// tensor/cpu/isa.h's CPU queries against what the kernel reports in /proc/cpuinfo.
+// tensor/runtime/isa.h's CPU queries against what the kernel reports in /proc/cpuinfo.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 
 using namespace tg;
 

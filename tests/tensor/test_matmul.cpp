@@ -6,7 +6,7 @@
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/matmul.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 using namespace tg;

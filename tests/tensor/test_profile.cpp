@@ -1,4 +1,4 @@
-// tensor/profile.h: the profiler's accounting. Nothing is recorded outside a
+// tensor/runtime/profile.h: the profiler's accounting. Nothing is recorded outside a
 // ProfiledStep or off its thread; nested scopes count self time, never twice;
 // calls, bytes and passes land in the right rows. No assertion compares speeds.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
 
 using namespace tg;

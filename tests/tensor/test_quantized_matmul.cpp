@@ -15,11 +15,11 @@
 #include "tests/bfloat16_rounding.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/random.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 
 using namespace tg;

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/view.h"
 

@@ -1,4 +1,4 @@
-// tensor/team.h: a team's shares cover the items exactly once, and its barrier
+// tensor/runtime/team.h: a team's shares cover the items exactly once, and its barrier
 // orders phases, whether the threads meet while spinning or one has to sleep.
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "tinygpt/tensor/team.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/team.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 using namespace tg;
 

@@ -1,4 +1,4 @@
-// The thread governor (tensor/thread_governor.h): reading /proc, the decision,
+// The thread governor (tensor/runtime/thread_governor.h): reading /proc, the decision,
 // and, live, one thread fewer beside a busy process.
 #include <doctest/doctest.h>
 
@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "tinygpt/tensor/thread_governor.h"
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 using namespace tg;
 

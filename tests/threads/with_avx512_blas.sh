@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a test program with OpenBLAS's AVX-512 kernels (Cooperlake where the CPU
 # has AVX512-BF16, else SkylakeX), the ones whose products come out the same on
-# any number of threads (tensor/threads.h), whatever OPENBLAS_CORETYPE the
+# any number of threads (tensor/runtime/threads.h), whatever OPENBLAS_CORETYPE the
 # machine sets; on a CPU without AVX-512 there is nothing to run, and it says so.
 #   tests/threads/with_avx512_blas.sh PROGRAM [ARGS...]
 set -euo pipefail

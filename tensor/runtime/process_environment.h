@@ -5,7 +5,7 @@
 //
 //   GOMP_SPINCOUNT=500      how long an idle OpenMP thread spins before it sleeps,
 //                           set only where the thread count cannot follow the
-//                           load (tensor/thread_governor.h: TINYGPT_THREADS=fixed).
+//                           load (tensor/runtime/thread_governor.h: TINYGPT_THREADS=fixed).
 //                           libgomp's default spins 300,000 times: beside one other busy process
 //                           on 2 cores, the spinning threads take the cores from
 //                           the one doing the work and a training step took 3.7x
@@ -41,7 +41,7 @@ void tune_process_environment(char** argv);
 // What the settings are and who chose them, for the "threads:" line: "tinygpt
 // kernels AVX-512; OpenBLAS kernels Cooperlake (chosen by tinygpt: the library
 // picked Haswell on this AVX-512 CPU); idle threads spin 500 times, then sleep
-// (set by tinygpt)". The first is tensor/cpu/isa.h's choice.
+// (set by tinygpt)". The first is tensor/runtime/isa.h's choice.
 std::string process_environment_info();
 
 }  // namespace tg

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/team.h"
+#include "tinygpt/tensor/runtime/team.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

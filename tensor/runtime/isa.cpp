@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/cpu/isa.h"
+#include "tinygpt/tensor/runtime/isa.h"
 
 #include <cpuid.h>
 

@@ -16,7 +16,7 @@
 // reads how busy the CPUs this process may run on were since the last reading
 // (/proc/stat), takes away this process's own time (/proc/self/stat), and sets
 // the threads to the CPUs left, never more than set_num_threads() allowed
-// (tensor/threads.h). Every kernel of ours gives the same result on any number
+// (tensor/runtime/threads.h). Every kernel of ours gives the same result on any number
 // of threads, and so do OpenBLAS's SkylakeX and Cooperlake kernels (a training
 // run on 1 and on 2 threads writes identical checkpoints). Its Haswell kernels
 // (AVX2 CPUs) do not, so there every Linear product is cut into tiles fixed by

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/safetensors.h"
+#include "tinygpt/tensor/io/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -16,8 +16,8 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
-#include "tinygpt/tensor/atomic_file.h"
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/atomic_file.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {

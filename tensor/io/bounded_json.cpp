@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/bounded_json.h"
+#include "tinygpt/tensor/io/bounded_json.h"
 
 #include "tinygpt/tensor/error.h"
 

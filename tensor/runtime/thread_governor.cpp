@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 namespace tg {
 

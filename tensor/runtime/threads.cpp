@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/threads.h"
+#include "tinygpt/tensor/runtime/threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "tinygpt/tensor/error.h"
-#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
 
 namespace tg {
 

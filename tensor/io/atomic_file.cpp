@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/atomic_file.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -11,7 +11,7 @@ namespace tg {
 inline constexpr int64_t kParallelThreshold = 32768;
 
 // The threads every parallel region and BLAS call uses from now on, and the
-// most that adapt_threads_to_load (tensor/thread_governor.h) may use.
+// most that adapt_threads_to_load (tensor/runtime/thread_governor.h) may use.
 void set_num_threads(int threads);
 // The threads in use now.
 int num_threads();
@@ -21,7 +21,7 @@ int thread_ceiling();
 // Sets the threads in use, leaving the ceiling as it is (the governor's knob).
 void use_threads(int threads);
 // "2 OpenMP threads; OpenBLAS 0.3.21 ... (OpenMP build), 2 threads; OpenBLAS kernels ...; idle
-// threads spin ..." for start-up logs (the last two: tensor/process_environment.h).
+// threads spin ..." for start-up logs (the last two: tensor/runtime/process_environment.h).
 std::string thread_info();
 // The CPU kernels OpenBLAS picked for this machine at start-up ("Haswell", "SkylakeX", ...).
 std::string blas_kernels();

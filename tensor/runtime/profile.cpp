@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/profile.h"
+#include "tinygpt/tensor/runtime/profile.h"
 
 #include <omp.h>
 

@@ -1,4 +1,4 @@
-#include "tinygpt/tensor/process_environment.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
 
 #include <cblas.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "tinygpt/tensor/cpu/isa.h"
-#include "tinygpt/tensor/thread_governor.h"
+#include "tinygpt/tensor/runtime/isa.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 
 namespace tg {
 
