@@ -17,12 +17,12 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
+#include "cli/token_ids.h"
 #include "tinygpt/models/data.h"
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/tensor/error.h"
@@ -56,20 +56,6 @@ std::pair<std::vector<int64_t>, std::string> ids_of_split(std::vector<int64_t> i
                                 " (the last 10%, as training holds it out)"};
 }
 
-std::vector<int64_t> parse_ids(const std::string& text) {
-  std::vector<int64_t> ids;
-  std::istringstream words(text);
-  std::string word;
-  while (words >> word) {
-    int64_t id = 0;
-    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), id);
-    check(error == std::errc() && end == word.data() + word.size(), "eval: --ids: '", word,
-          "' is not a token id (give integers separated by spaces)");
-    ids.push_back(id);
-  }
-  return ids;
-}
-
 std::vector<int64_t> encode_file(const tokenizer::TextTokenizer& tokenizer, const std::string& path) {
   const std::string text = read_text_file(path);
   try {
@@ -94,7 +80,7 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;
 
   std::vector<int64_t> all_ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
-                                                        : parse_ids(arguments.ids);
+                                                        : parse_token_ids(arguments.ids, "eval: --ids");
   const size_t total = all_ids.size();
   auto [ids, part] = ids_of_split(std::move(all_ids), arguments.split);
   if (arguments.max_tokens > 0 && ids.size() > static_cast<size_t>(arguments.max_tokens)) ids.resize(arguments.max_tokens);

@@ -56,10 +56,6 @@ CLI::Validator non_negative_integer() {
   return integer_check("an integer >= 0", [](int64_t value) { return value >= 0; });
 }
 
-CLI::Validator integer_at_least(int64_t low) {
-  return integer_check("an integer >= " + std::to_string(low), [low](int64_t value) { return value >= low; });
-}
-
 CLI::Validator integer_in(int64_t low, int64_t high) {
   return integer_check("an integer from " + std::to_string(low) + " to " + std::to_string(high),
                        [low, high](int64_t value) { return value >= low && value <= high; });

@@ -19,7 +19,6 @@ namespace tg::cli {
 
 CLI::Validator positive_integer();
 CLI::Validator non_negative_integer();
-CLI::Validator integer_at_least(int64_t low);
 CLI::Validator integer_in(int64_t low, int64_t high);  // [low, high]
 CLI::Validator positive_number();                      // (0, inf), finite
 CLI::Validator non_negative_number();                  // [0, inf), finite

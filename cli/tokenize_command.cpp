@@ -12,12 +12,11 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/data_paths.h"
+#include "cli/token_ids.h"
 #include "tinygpt/models/data.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
@@ -49,23 +48,6 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-// Whitespace-separated decimal ids; anything else is an error naming the word.
-std::vector<tokenizer::TokenId> parse_ids(const std::string& text) {
-  std::vector<tokenizer::TokenId> ids;
-  std::istringstream words(text);
-  std::string word;
-  while (words >> word) {
-    const bool digits = word.size() <= 10 && word.find_first_not_of("0123456789") == std::string::npos;
-    const unsigned long long value = digits ? std::stoull(word) : 0;
-    if (!digits || value >= tokenizer::no_token) {
-      throw std::runtime_error("--decode: '" + word + "' (word " + std::to_string(ids.size() + 1) +
-                               " of the input) is not a token id");
-    }
-    ids.push_back(static_cast<tokenizer::TokenId>(value));
-  }
-  return ids;
-}
-
 void run_tokenize(const TokenizeOptions& options) {
   const std::string directory =
       options.gpt2_directory.empty() ? default_gpt2_vocab_dir("tokenize") : options.gpt2_directory;
@@ -73,7 +55,8 @@ void run_tokenize(const TokenizeOptions& options) {
   const std::string input = options.input_file.empty() ? read_stdin() : read_text_file(options.input_file);
 
   if (options.decode) {
-    std::cout << tokenizer.decode(parse_ids(input)) << std::flush;
+    const std::vector<int64_t> ids = parse_token_ids(input, "tokenize --decode");
+    std::cout << tokenizer.decode(std::vector<tokenizer::TokenId>(ids.begin(), ids.end())) << std::flush;
     return;
   }
   const auto specials = options.special ? tokenizer::SpecialTokens::recognised : tokenizer::SpecialTokens::as_text;

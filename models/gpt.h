@@ -101,7 +101,6 @@ class GPT : public nn::Module {
   // default) turns it off. A float32 model only.
   void set_matmul_dtype(DType dtype);
   DType matmul_dtype() const { return matmul_dtype_; }
-  bool activation_checkpointing() const { return activation_checkpointing_; }
 
   // The generator every dropout layer draws from (seeded from `seed`); a checkpoint
   // that saves its state resumes dropout exactly.

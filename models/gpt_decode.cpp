@@ -48,12 +48,13 @@ void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, i
                                    norm.eps());
 }
 
-// out[r] = W[r] . x (+ b[r]) for rows r in [first, last) of W (out, in):
-// float32, or bfloat16 / int8 (tensor/quantized_matmul.h). x_rounded is this
-// thread's x as the kernels of bfloat16 or int8 weights multiply it, from prepare_rows.
+// x_rounded = x as the kernels of a bfloat16 or int8 W multiply it (nothing for a float32 W).
 void prepare_rows(const QuantizedMatrix& weight, const float* x, RoundedActivations& x_rounded) {
   if (weight.format() != DType::Float32) raw::prepare_activations(weight, x, x_rounded);
 }
+
+// out[r] = W[r] . x (+ b[r]) for rows r in [first, last) of W (out, in):
+// float32, or bfloat16 / int8 (tensor/quantized_matmul.h), x_rounded from prepare_rows.
 void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t first, int64_t last, const float* x,
                  const RoundedActivations& x_rounded, float* out) {
   const int64_t in = weight.cols();

@@ -129,7 +129,6 @@ class TrainingRun {
   // ranks every rank must call it (each evaluates its share; the sums are all-reduced).
   Evaluation evaluate(const EvaluationProgress& progress = {});
   // Seconds step 1's all-reduce of the gradients took in the last step (0 in a single process).
-  double last_all_reduce_seconds() const { return last_all_reduce_seconds_; }
   dist::Communicator& job() const { return job_; }
   GPT& model() { return *model_; }
   const CheckpointHeader& state() const { return header_; }

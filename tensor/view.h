@@ -1,6 +1,6 @@
 // Views: new handles over the same storage, with other shape/strides/offset.
-// Nothing here copies data, except reshape() and contiguous() when they must
-// (and they say so below).
+// They copy no data; reshape() and contiguous() copy when they must, and
+// clone(), copy_() and to_dtype() are the copies (each says so below).
 //
 // Namespace raw: these work on data only and record nothing for autograd. The
 // differentiable versions users call (tg::reshape, tg::transpose, ...) live in

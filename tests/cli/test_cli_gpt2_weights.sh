@@ -101,6 +101,9 @@ expect_error "both --ckpt and --weights" "--weights" "$tinygpt" eval --ckpt "$wo
 mkdir -p "$work/broken" && cp "$weights/config.json" "$work/broken/"
 head -c 5000 "$weights/model.safetensors" >"$work/broken/model.safetensors"
 expect_error "truncated weights" "model.safetensors" "$tinygpt" eval --weights "$work/broken" --ids "1 2"
+printf '31373 -5\n' >"$work/bad_ids.txt"
+expect_error "decode of a negative id" "tokenize --decode: '-5' (word 2) is not a token id" \
+  "$tinygpt" tokenize --gpt2 "$vocab" --decode "$work/bad_ids.txt"
 expect_error "vocab files missing" "$work/novocab" \
   "$tinygpt" sample --weights "$weights" --vocab "$work/novocab" --prompt "x"
 expect_error "id outside GPT-2's vocabulary" "outside the vocabulary" \

@@ -98,7 +98,7 @@ expect_error "missing checkpoint" "does not exist" "$tinygpt" sample --ckpt "$wo
 head -c 3000 "$work/run/model.safetensors" >"$work/truncated.safetensors"
 expect_error "truncated checkpoint" "truncated.safetensors" "$tinygpt" sample --ckpt "$work/truncated.safetensors"
 expect_error "eval without data" "give one of --data FILE or --ids" "$tinygpt" eval --ckpt "$work/run"
-expect_error "eval with a bad id" "'x7' is not a token id" "$tinygpt" eval --ckpt "$work/run" --ids "1 x7"
+expect_error "eval with a bad id" "'x7' (word 2) is not a token id" "$tinygpt" eval --ckpt "$work/run" --ids "1 x7"
 expect_error "eval with an id outside the vocabulary" "outside the vocabulary" "$tinygpt" eval --ckpt "$work/run" --ids "1 999"
 expect_error "eval of one token" "at least 2 tokens" "$tinygpt" eval --ckpt "$work/run" --ids "1"
 expect_error "eval of an unknown character" "'Z'" "$tinygpt" eval --ckpt "$work/run" --data <(printf 'Zebra')
