@@ -10,8 +10,14 @@ install(TARGETS tinygpt EXPORT tinygptTargets ARCHIVE DESTINATION ${CMAKE_INSTAL
 install(FILES ${PROJECT_SOURCE_DIR}/tinygpt.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt)
 foreach(layer tensor autograd nn distributed models inspect tokenizer)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/${layer}
-          FILES_MATCHING PATTERN "*.h")
+          FILES_MATCHING PATTERN "*.h" PATTERN "cpu" EXCLUDE)
 endforeach()
+# Of tensor/cpu/, only the headers a program can call: the rest are loops written with
+# vector intrinsics for the library's own per-ISA copies (tensor/cpu/README.md).
+install(FILES ${PROJECT_SOURCE_DIR}/tensor/cpu/bfloat16_convert.h ${PROJECT_SOURCE_DIR}/tensor/cpu/gelu_approximation.h
+              ${PROJECT_SOURCE_DIR}/tensor/cpu/gemm.h ${PROJECT_SOURCE_DIR}/tensor/cpu/gemm_bf16.h
+              ${PROJECT_SOURCE_DIR}/tensor/cpu/gemv.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/tensor/cpu)
 install(EXPORT tinygptTargets NAMESPACE tinygpt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
 
 # MPI's world, for programs that run data-parallel jobs: the component `mpi`

@@ -20,6 +20,11 @@ cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log" 2>&1 |
 [[ -f $work/prefix/lib/cmake/tinygpt/tinygptConfig.cmake ]] || fail "install: no CMake package"
 [[ -x $work/prefix/bin/tinygpt ]] || fail "install: no bin/tinygpt"
 ! find "$work/prefix/include" -name '*.cpp' | grep -q . || fail "install: sources among the headers"
+! grep -rlq "immintrin.h" "$work/prefix/include" || fail "install: a header of vector intrinsics (tensor/cpu's own loops) among the headers"
+# Every header an installed header includes is installed too.
+while read -r included; do
+  [[ -f $work/prefix/include/$included ]] || fail "install: an installed header includes $included, which is not installed"
+done < <(grep -rhoE '#include "tinygpt/[^"]+"' "$work/prefix/include" | sed -E 's/#include "(.*)"/\1/' | sort -u)
 
 cmake -S examples -B "$work/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" \
   >"$work/configure.log" 2>&1 || fail "configure examples/: $(tail -20 "$work/configure.log")"
