@@ -18,5 +18,5 @@
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/models/load_model.h"  // a path to a model and its tokenizer, in one call
 #include "tinygpt/models/train.h"      // the training loop
-#include "tinygpt/models/training_data.h"
+#include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"

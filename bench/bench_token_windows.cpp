@@ -1,4 +1,4 @@
-// A batch's windows from a prepared dataset's token file (models/token_file.h):
+// A batch's windows from a prepared dataset's token file (datasets/token_file.h):
 // TokenFile reads each window with pread(2); beside it, the memory map it
 // replaced (a map that another program shrinks kills the reader with SIGBUS),
 // on the same file in the page cache. Items are windows.
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/models/token_file.h"
+#include "tinygpt/datasets/token_file.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include "cli/output_paths.h"
 #include "cli/usage_errors.h"
 #include "cli/flag_checks.h"
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/bpe_trainer.h"
 #include "tinygpt/tokenizer/gpt2_files.h"

@@ -23,7 +23,7 @@
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "cli/token_ids.h"
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/runtime/threads.h"
@@ -45,7 +45,7 @@ struct EvalArguments {
 };
 
 // The part of the ids --split names, split by position as training splits a
-// corpus (models/data.h), and how to say which part it is.
+// corpus (datasets/data.h), and how to say which part it is.
 std::pair<std::vector<int64_t>, std::string> ids_of_split(std::vector<int64_t> ids, const std::string& split) {
   if (split == "all") return {std::move(ids), "all of it"};
   const TokenSplits splits = split_by_position(ids);

@@ -5,7 +5,7 @@
 #include "cli/data_paths.h"
 #include "cli/usage_errors.h"
 #include "tinygpt/models/checkpoint.h"
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/models/load_model.h"
 #include "tinygpt/nn/quantize.h"

@@ -1,5 +1,5 @@
 // tinygpt prepare: tokenise text files once into a dataset that is read from
-// disk for training (models/prepare_tokens.h writes it, models/token_dataset.h reads it).
+// disk for training (datasets/prepare_tokens.h writes it, datasets/token_dataset.h reads it).
 //
 //   tinygpt prepare --data a.txt b.txt --tokenizer gpt2 --out data/mine
 //
@@ -19,8 +19,8 @@
 #include "cli/data_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
-#include "tinygpt/models/prepare_tokens.h"
-#include "tinygpt/models/token_dataset_meta.h"
+#include "tinygpt/datasets/prepare_tokens.h"
+#include "tinygpt/datasets/token_dataset_meta.h"
 #include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 

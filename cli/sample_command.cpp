@@ -22,7 +22,7 @@
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "cli/usage_errors.h"
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/models/generate.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/runtime/threads.h"

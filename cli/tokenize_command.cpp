@@ -17,7 +17,7 @@
 #include "cli/commands.h"
 #include "cli/data_paths.h"
 #include "cli/token_ids.h"
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 namespace tg::cli {

@@ -4,9 +4,9 @@
 //   train_tiny input.txt out/   (then: next_token out/best.safetensors "ROMEO:")
 #include <iostream>
 
-#include <tinygpt/models/data.h>
+#include <tinygpt/datasets/data.h>
 #include <tinygpt/models/train.h>
-#include <tinygpt/models/training_data.h>
+#include <tinygpt/datasets/training_data.h>
 
 int main(int argc, char** argv) {
   if (argc != 3) {

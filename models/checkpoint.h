@@ -24,7 +24,7 @@
 //   best_val_loss  the lowest validation loss so far ("inf" before the first evaluation)
 //   weights        "float32", or "bfloat16" / "int8" for a quantized model (tinygpt quantize);
 //                  absent in older files, which are float32
-//   data           the run's data: DataSource as JSON (models/data_source.h); absent in older
+//   data           the run's data: DataSource as JSON (datasets/data_source.h); absent in older
 //                  files and for data made in memory
 //
 // A training run writes DIR/model.safetensors (the latest state, with the
@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/models/data_source.h"
+#include "tinygpt/datasets/data_source.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/models/train_settings.h"
 #include "tinygpt/nn/optim/adamw.h"

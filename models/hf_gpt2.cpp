@@ -23,7 +23,7 @@
 
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/tensor/io/bounded_json.h"
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"

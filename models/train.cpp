@@ -8,7 +8,7 @@
 #include "tinygpt/autograd/backward.h"
 #include "tinygpt/autograd/elementwise_ops.h"
 #include "tinygpt/autograd/grad_mode.h"
-#include "tinygpt/models/file_hash.h"
+#include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/models/train_log.h"
 #include "tinygpt/nn/optim/clip.h"
 #include "tinygpt/tensor/io/atomic_file.h"

@@ -45,8 +45,8 @@
 
 #include "tinygpt/distributed/communicator.h"
 #include "tinygpt/models/checkpoint.h"
-#include "tinygpt/models/data.h"
-#include "tinygpt/models/training_data.h"
+#include "tinygpt/datasets/data.h"
+#include "tinygpt/datasets/training_data.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/models/train_settings.h"
 #include "tinygpt/nn/optim/adamw.h"

@@ -14,7 +14,7 @@
 #include "tinygpt/distributed/mpi_communicator.h"
 #include "tinygpt/models/checkpoint.h"
 #include "tinygpt/models/train.h"
-#include "tinygpt/models/training_data.h"
+#include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/view.h"
 #include "tests/models/test_train_helpers.h"

@@ -1,4 +1,4 @@
-// Fuzzes the reading of a prepared dataset's meta.json (models/token_dataset_meta.h),
+// Fuzzes the reading of a prepared dataset's meta.json (datasets/token_dataset_meta.h),
 // as open_prepared_dataset reads it: the text is parsed with the nesting limit of
 // tensor/io/bounded_json.h, then TokenDatasetMeta::from_json checks every field. A bad
 // file must be refused with tg::Error (or nlohmann's parse error, which the loader
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tinygpt/models/token_dataset_meta.h"
+#include "tinygpt/datasets/token_dataset_meta.h"
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 #include "tests/fuzz/property.h"

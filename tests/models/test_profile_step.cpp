@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/models/train.h"
 #include "tests/models/test_train_helpers.h"
 

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tinygpt/models/data.h"
-#include "tinygpt/models/file_hash.h"
-#include "tinygpt/models/prepare_tokens.h"
-#include "tinygpt/models/token_dataset.h"
+#include "tinygpt/datasets/data.h"
+#include "tinygpt/datasets/file_hash.h"
+#include "tinygpt/datasets/prepare_tokens.h"
+#include "tinygpt/datasets/token_dataset.h"
 #include "tinygpt/tensor/error.h"
 #include "tests/tokenizer/tokenizer_test_support.h"
 #include "tinygpt/tokenizer/bpe_trainer.h"

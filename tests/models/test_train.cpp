@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 #include "tinygpt/models/train.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/runtime/threads.h"

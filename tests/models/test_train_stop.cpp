@@ -10,7 +10,7 @@
 
 #include "tinygpt/models/checkpoint.h"
 #include "tinygpt/models/train.h"
-#include "tinygpt/models/training_data.h"
+#include "tinygpt/datasets/training_data.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

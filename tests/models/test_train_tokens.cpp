@@ -10,9 +10,9 @@
 
 #include "tinygpt/models/checkpoint.h"
 #include "tinygpt/models/hf_gpt2.h"
-#include "tinygpt/models/prepare_tokens.h"
+#include "tinygpt/datasets/prepare_tokens.h"
 #include "tinygpt/models/train.h"
-#include "tinygpt/models/training_data.h"
+#include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tensor/factory.h"
 #include "tests/models/test_train_helpers.h"
 #include "tinygpt/tokenizer/bpe_trainer.h"

@@ -1,9 +1,9 @@
-#include "tinygpt/models/token_dataset.h"
+#include "tinygpt/datasets/token_dataset.h"
 
 #include <filesystem>
 
-#include "tinygpt/models/data.h"
-#include "tinygpt/models/file_hash.h"
+#include "tinygpt/datasets/data.h"
+#include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"

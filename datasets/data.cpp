@@ -1,4 +1,4 @@
-#include "tinygpt/models/data.h"
+#include "tinygpt/datasets/data.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "tinygpt/models/progress_line.h"
+#include "tinygpt/datasets/progress_line.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "tinygpt/models/prepare_tokens.h"
+#include "tinygpt/datasets/prepare_tokens.h"
 
 #include <cerrno>
 #include <chrono>
@@ -9,10 +9,10 @@
 #include <optional>
 #include <variant>
 
-#include "tinygpt/models/data.h"
-#include "tinygpt/models/progress_line.h"
-#include "tinygpt/models/text_pieces.h"
-#include "tinygpt/models/token_file_writer.h"
+#include "tinygpt/datasets/data.h"
+#include "tinygpt/datasets/progress_line.h"
+#include "tinygpt/datasets/text_pieces.h"
+#include "tinygpt/datasets/token_file_writer.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/runtime/threads.h"
@@ -262,7 +262,7 @@ PrepareSummary prepare_token_dataset(const PrepareOptions& options) {
   const fs::path out(options.out_directory);
   SplitTokenWriter writer(out.string(), meta.dtype, kWho);
   encode_sources(meta.sources, chosen.tokenizer, chosen.separator, options, summary.source_bytes, writer);
-  // Where split_by_position (models/data.h) splits, with its train fraction.
+  // Where split_by_position (datasets/data.h) splits, with its train fraction.
   const double train_fraction = 1.0 - options.val_fraction;
   writer.split(static_cast<int64_t>(static_cast<double>(writer.tokens()) * train_fraction));
   meta.train = writer.train();

@@ -1,4 +1,4 @@
-#include "tinygpt/models/file_hash.h"
+#include "tinygpt/datasets/file_hash.h"
 
 #include <xxhash.h>
 

@@ -2,7 +2,7 @@
 // window at a time, so that a dataset larger than memory can be trained on.
 //
 // The file is nothing but the ids, little-endian, each uint16 or uint32 (the
-// dataset's meta.json says which; see models/token_dataset.h). Each window is
+// dataset's meta.json says which; see datasets/token_dataset.h). Each window is
 // one pread(2) of its bytes, through the page cache, which the process's
 // resident memory never holds. Not a memory map: a mapped file that shrinks
 // under the run (another program writing over it) ends the process with

@@ -1,4 +1,4 @@
-#include "tinygpt/models/token_file.h"
+#include "tinygpt/datasets/token_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,9 +1,9 @@
-#include "tinygpt/models/token_file_writer.h"
+#include "tinygpt/datasets/token_file_writer.h"
 
 #include <bit>
 #include <filesystem>
 
-#include "tinygpt/models/file_hash.h"
+#include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg {

@@ -16,7 +16,7 @@
 //  "encoder": "encoder.json", "merges": "vocab.bpe"}, copies of the vocabulary
 // files kept in the dataset's directory so that it stands alone.
 // "dtype" is "uint16" when every id fits 16 bits (vocab_size <= 65,535, as the format promises), else "uint32".
-// "xxh3" is the XXH3-64 hash of the file's bytes (models/file_hash.h).
+// "xxh3" is the XXH3-64 hash of the file's bytes (datasets/file_hash.h).
 // "sources" are the text files the tokens came from, in order, as they were named.
 //
 // Every file a meta.json names is a plain name inside the dataset's directory:
@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tinygpt/models/token_file.h"
+#include "tinygpt/datasets/token_file.h"
 
 namespace tg {
 

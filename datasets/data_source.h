@@ -22,7 +22,7 @@ struct DataSource {
   std::string kind;   // "text" or "prepared"
   std::string path;   // absolute
   int64_t bytes = 0;  // text: its size in bytes; prepared: its tokens, both splits
-  std::string xxh3;   // 16 hex digits (models/file_hash.h)
+  std::string xxh3;   // 16 hex digits (datasets/file_hash.h)
 
   bool same_data(const DataSource& other) const {
     return kind == other.kind && bytes == other.bytes && xxh3 == other.xxh3;

@@ -1,6 +1,6 @@
 // A prepared dataset, as `tinygpt prepare` writes it into a directory:
 //
-//   meta.json    what the files hold (models/token_dataset_meta.h)
+//   meta.json    what the files hold (datasets/token_dataset_meta.h)
 //   train.bin    the first 90% (by default) of the corpus's token ids
 //   val.bin      the rest: text the model never trains on
 //   encoder.json, vocab.bpe   for a BPE tokenizer, a copy of its vocabulary
@@ -8,7 +8,7 @@
 // Opening one checks it whole before training starts: every field of
 // meta.json, the tokenizer against vocab_size, each token file's size against
 // its dtype and its token count, and (by default) each file's hash. The files
-// are mapped, not read (models/token_file.h), so a dataset may be larger than memory.
+// are mapped, not read (datasets/token_file.h), so a dataset may be larger than memory.
 //
 // Every failure is a tg::Error naming the file at fault.
 #pragma once
@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <string>
 
-#include "tinygpt/models/token_dataset_meta.h"
-#include "tinygpt/models/token_file.h"
+#include "tinygpt/datasets/token_dataset_meta.h"
+#include "tinygpt/datasets/token_file.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg {

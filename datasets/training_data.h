@@ -1,19 +1,19 @@
 // What a training run learns from: a tokenizer and the corpus it encoded,
-// split by position into train and val (models/data.h).
+// split by position into train and val (datasets/data.h).
 //
 // Three ways to get one:
 //   char_level_data(text)          the characters of the text are the vocabulary (the classic demo)
 //   tokenized_text_data(text, tok) a small text encoded in memory with a given tokenizer (GPT-2's BPE, ...)
 //   prepared_data(dir)             a corpus tokenised ahead by `tinygpt prepare`, memory-mapped
-//                                  (models/token_dataset.h)
+//                                  (datasets/token_dataset.h)
 // The tokenizer travels into the run's checkpoints, so a model trained on any
 // of them samples and evaluates without its data.
 #pragma once
 #include <optional>
 #include <string>
 
-#include "tinygpt/models/data.h"
-#include "tinygpt/models/data_source.h"
+#include "tinygpt/datasets/data.h"
+#include "tinygpt/datasets/data_source.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg {

@@ -1,5 +1,5 @@
 // `tinygpt prepare`: text files in, a prepared dataset out (the files of
-// models/token_dataset.h: train.bin, val.bin, meta.json and the tokenizer's files).
+// datasets/token_dataset.h: train.bin, val.bin, meta.json and the tokenizer's files).
 //
 // The corpus is streamed: each file is read in pieces that end where the
 // tokenizer allows a cut (tokenizer/safe_cuts.h), a round of pieces is encoded
@@ -14,7 +14,7 @@
 // TinyStories separate their documents so), exactly as `train --data FILE
 // --tokenizer gpt2` encodes a text in memory (TextTokenizer::encode).
 //
-// The split is by position, where split_by_position (models/data.h) puts it:
+// The split is by position, where split_by_position (datasets/data.h) puts it:
 // of N tokens, the first floor(N x (1 - val_fraction)) are train, the rest val.
 // So a char-level dataset of one file holds exactly the ids `train --data FILE` uses.
 //
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/models/token_dataset_meta.h"
+#include "tinygpt/datasets/token_dataset_meta.h"
 
 namespace tg {
 

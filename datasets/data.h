@@ -7,7 +7,7 @@
 //
 // The ids of a split live in a TokenSource: in memory (a text tokenised when
 // the run starts, 4 bytes per id) or in a memory-mapped token file written by
-// `tinygpt prepare` (models/token_dataset.h), of which a batch reads only its
+// `tinygpt prepare` (datasets/token_dataset.h), of which a batch reads only its
 // windows, so a corpus larger than memory trains in bounded memory.
 #pragma once
 #include <cstdint>

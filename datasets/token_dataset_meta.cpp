@@ -1,9 +1,9 @@
-#include "tinygpt/models/token_dataset_meta.h"
+#include "tinygpt/datasets/token_dataset_meta.h"
 
 #include <cstdint>
 #include <limits>
 
-#include "tinygpt/models/file_hash.h"
+#include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg {

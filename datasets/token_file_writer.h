@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/models/token_dataset_meta.h"
-#include "tinygpt/models/token_file.h"
+#include "tinygpt/datasets/token_dataset_meta.h"
+#include "tinygpt/datasets/token_file.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tokenizer/token_id.h"
 

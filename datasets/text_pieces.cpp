@@ -1,4 +1,4 @@
-#include "tinygpt/models/text_pieces.h"
+#include "tinygpt/datasets/text_pieces.h"
 
 #include <algorithm>
 

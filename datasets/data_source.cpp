@@ -1,8 +1,8 @@
-#include "tinygpt/models/data_source.h"
+#include "tinygpt/datasets/data_source.h"
 
 #include <filesystem>
 
-#include "tinygpt/models/file_hash.h"
+#include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/error.h"
 

@@ -1,6 +1,6 @@
-#include "tinygpt/models/training_data.h"
+#include "tinygpt/datasets/training_data.h"
 
-#include "tinygpt/models/token_dataset.h"
+#include "tinygpt/datasets/token_dataset.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"
 
