@@ -13,10 +13,10 @@
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/autograd/ops.h"      // the differentiable ops
 #include "tinygpt/nn/module.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/generate.h"   // sampling with a KV cache
 #include "tinygpt/models/gpt.h"
-#include "tinygpt/models/load_model.h"  // a path to a model and its tokenizer, in one call
-#include "tinygpt/models/train.h"      // the training loop
+#include "tinygpt/training/load_model.h"  // a path to a model and its tokenizer, in one call
+#include "tinygpt/training/train.h"      // the training loop
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"

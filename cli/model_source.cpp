@@ -4,10 +4,10 @@
 
 #include "cli/data_paths.h"
 #include "cli/usage_errors.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/models/hf_gpt2.h"
-#include "tinygpt/models/load_model.h"
+#include "tinygpt/training/load_model.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/gpt2_files.h"

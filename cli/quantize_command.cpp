@@ -6,7 +6,7 @@
 // Every weight matrix and embedding table goes into the chosen format
 // (nn/quantize.h: bfloat16, or int8 in blocks of 32 weights with a float32
 // scale each); biases and LayerNorm parameters stay float32. The result is a
-// checkpoint without optimiser state (models/checkpoint.h), written atomically
+// checkpoint without optimiser state (training/checkpoint.h), written atomically
 // to OUT/model.safetensors (or to OUT itself when it ends in .safetensors), so
 // sample, eval and explain read it with --ckpt OUT. It carries the tokenizer,
 // and from a --ckpt the step and training settings too.
@@ -24,7 +24,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/error.h"
 

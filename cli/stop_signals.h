@@ -1,5 +1,5 @@
 // Ctrl-C and SIGTERM during training: the first asks the run to stop after the
-// step under way and save (models/train.h, TrainOutputs::stop_requested); a
+// step under way and save (training/train.h, TrainOutputs::stop_requested); a
 // second ends the process at once, as the signal's default would (the last good
 // checkpoint stays whole: every save is atomic).
 //

@@ -8,7 +8,7 @@
 //   tinygpt train --init-from gpt2/ --data data/mytext --lr 3e-5 --iters 200   (fine-tune GPT-2's weights)
 //   mpirun -np 4 --hostfile hosts tinygpt train --data data/owt --config gpt2   (data parallel, distributed/)
 //
-// What it writes is described in models/checkpoint.h and models/train_log.h;
+// What it writes is described in training/checkpoint.h and training/train_log.h;
 // docs/training.md walks through a run. A run is never overwritten or silently
 // changed: a new run into a directory that holds one needs --overwrite, and a
 // resumed run continues on the data its checkpoint records unless told
@@ -41,10 +41,10 @@
 #include "cli/stop_signals.h"
 #include "tinygpt/distributed/job.h"
 #include "tinygpt/inspect/profile_table.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/models/hf_gpt2.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tokenizer/errors.h"
 #include "tinygpt/tensor/error.h"

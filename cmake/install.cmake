@@ -8,7 +8,7 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS tinygpt EXPORT tinygptTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/tinygpt.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt)
-foreach(layer tensor autograd nn distributed datasets models inspect tokenizer)
+foreach(layer tensor autograd nn distributed datasets models training inspect tokenizer)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/${layer}
           FILES_MATCHING PATTERN "*.h" PATTERN "cpu" EXCLUDE)
 endforeach()

@@ -1,5 +1,5 @@
 // Where a training run's data came from: recorded in every checkpoint (the
-// "data" metadata, models/checkpoint.h), so that `train --resume` finds the data
+// "data" metadata, training/checkpoint.h), so that `train --resume` finds the data
 // again without --data and notices when a file is not the one the run trained on.
 //
 //   {"kind": "text", "path": "/abs/input.txt", "bytes": 1115394, "xxh3": "9f2c..."}

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include <tinygpt/datasets/data.h>
-#include <tinygpt/models/train.h>
+#include <tinygpt/training/train.h>
 #include <tinygpt/datasets/training_data.h>
 
 int main(int argc, char** argv) {

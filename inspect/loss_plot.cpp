@@ -76,7 +76,7 @@ TrainingMetrics parse_metrics(std::istream& lines, const std::string& source) {
     const std::string where = "metrics '" + source + "' line " + std::to_string(number);
     const nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     // A last line without its newline that does not parse was cut short: the run was killed or ran out of disk
-    // space while writing it, or is writing it now. train --resume drops it too (models/train_log.cpp).
+    // space while writing it, or is writing it now. train --resume drops it too (training/train_log.cpp).
     if (line.is_discarded() && lines.eof()) break;
     check(line.is_object(), where, ": not a JSON object: ", text.substr(0, 60));
     const auto iter = static_cast<int64_t>(field(line, "iter", where));

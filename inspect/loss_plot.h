@@ -1,6 +1,6 @@
 // Pictures of a training run: the metrics file `tinygpt train` writes
 // (DIR/metrics.jsonl, or --log FILE; JSON Lines, documented in
-// models/train_log.h) read back and drawn as one SVG:
+// training/train_log.h) read back and drawn as one SVG:
 // the loss of every step (faint), the evaluations' train and val loss (bold, with
 // markers) on a log-ish axis, and the learning rate (dashed) on a second axis.
 #pragma once

@@ -9,7 +9,7 @@
 // no gradient reaches its weights, and training refuses it.
 //
 // Parameter names stay those of the float32 model, so a quantized checkpoint
-// (models/checkpoint.h) holds "blocks.0.attn.qkv.weight" as bfloat16 or int8,
+// (training/checkpoint.h) holds "blocks.0.attn.qkv.weight" as bfloat16 or int8,
 // and for int8 its scales as "blocks.0.attn.qkv.weight_scale" (out, ceil(in / 32)).
 #pragma once
 #include <string>

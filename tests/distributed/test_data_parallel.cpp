@@ -12,8 +12,8 @@
 
 #include "tinygpt/distributed/job.h"
 #include "tinygpt/distributed/mpi_communicator.h"
-#include "tinygpt/models/checkpoint.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/checkpoint.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/view.h"

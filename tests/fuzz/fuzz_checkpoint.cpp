@@ -1,7 +1,7 @@
-// Fuzzes reading a checkpoint (models/checkpoint.h) as the CLI does.
+// Fuzzes reading a checkpoint (training/checkpoint.h) as the CLI does.
 //
 // load_checkpoint maps the file and validates its metadata; then, as `tinygpt
-// sample` (cli/model_source.cpp) and `train --resume` (models/train.cpp) go
+// sample` (cli/model_source.cpp) and `train --resume` (training/train.cpp) go
 // on, the model its config describes is built, the weights are copied into it,
 // the tokenizer is rebuilt from its JSON and, when the file has them, AdamW's
 // moments are restored; a quantized model (bfloat16 or int8 weights) runs one
@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "tinygpt/autograd/grad_mode.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/parameter_arena.h"

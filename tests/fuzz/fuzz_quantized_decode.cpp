@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/generate.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/tensor/error.h"

@@ -18,7 +18,7 @@ TrainingMetrics parse(const std::string& text) {
   return parse_metrics(lines, "run/metrics.jsonl");
 }
 
-// The lines models/train_log.cpp writes: an evaluation before the first step, a
+// The lines training/train_log.cpp writes: an evaluation before the first step, a
 // step per iteration, another evaluation; then a resumed run repeating step 2.
 const std::string kMetrics =
     R"({"eval":true,"iter":0,"lr":0.0,"tokens_per_s":0.0,"train_loss":4.2,"val_loss":4.3,"val_perplexity":73.7})"

@@ -62,7 +62,7 @@ openblas=$(grep -h "OPENBLAS_OPENMP_LIBRARY:FILEPATH=" "$build_dir/CMakeCache.tx
 # A consumer with its own tensor/ and models/ folders (each header an #error): the umbrella
 # header, one call to load a model, and no MPI (disabled) unless it asks for the component.
 mkdir -p "$work/consumer/tensor" "$work/consumer/models"
-for header in tensor/tensor.h tensor/view.h models/gpt.h models/checkpoint.h; do
+for header in tensor/tensor.h tensor/view.h models/gpt.h training/checkpoint.h; do
   echo "#error the consumer's own $header was taken for tinygpt's" >"$work/consumer/$header"
 done
 cat >"$work/consumer/CMakeLists.txt" <<'CMAKE'

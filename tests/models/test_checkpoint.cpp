@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tinygpt/models/checkpoint.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/checkpoint.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/view.h"
 #include "tests/models/test_train_helpers.h"

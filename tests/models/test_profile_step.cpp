@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tinygpt/datasets/data.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/train.h"
 #include "tests/models/test_train_helpers.h"
 
 using namespace tg;

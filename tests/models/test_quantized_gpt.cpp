@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "tinygpt/autograd/grad_mode.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/generate.h"
 #include "tinygpt/models/hf_gpt2.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinygpt/datasets/data.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/runtime/threads.h"
 #include "tests/models/test_train_helpers.h"

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "tinygpt/models/gpt_config.h"
-#include "tinygpt/models/train.h"
-#include "tinygpt/models/train_settings.h"
+#include "tinygpt/training/train.h"
+#include "tinygpt/training/train_settings.h"
 #include "tests/models/tiny_gpt_config.h"
 
 namespace tg::testing {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <streambuf>
 
-#include "tinygpt/models/checkpoint.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/checkpoint.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tests/models/test_train_helpers.h"
 

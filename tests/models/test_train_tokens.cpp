@@ -8,10 +8,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/datasets/prepare_tokens.h"
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tensor/factory.h"
 #include "tests/models/test_train_helpers.h"

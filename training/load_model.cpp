@@ -1,8 +1,8 @@
-#include "tinygpt/models/load_model.h"
+#include "tinygpt/training/load_model.h"
 
 #include <filesystem>
 
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"

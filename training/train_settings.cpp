@@ -1,4 +1,4 @@
-#include "tinygpt/models/train_settings.h"
+#include "tinygpt/training/train_settings.h"
 
 #include <optional>
 #include <type_traits>

@@ -6,7 +6,7 @@
 //
 // What the path may be:
 //   a tinygpt checkpoint file, or a run's directory (its best.safetensors, else
-//     model.safetensors: models/checkpoint.h), which carries its own tokenizer;
+//     model.safetensors: training/checkpoint.h), which carries its own tokenizer;
 //   a GPT-2 in the Hugging Face layout (models/hf_gpt2.h) that carries its
 //     vocabulary: vocab.json and merges.txt as published, or the
 //     char_vocabulary.txt of a char-level model tinygpt exported.

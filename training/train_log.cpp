@@ -1,4 +1,4 @@
-#include "tinygpt/models/train_log.h"
+#include "tinygpt/training/train_log.h"
 
 #include <algorithm>
 #include <cmath>

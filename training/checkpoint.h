@@ -41,7 +41,7 @@
 
 #include "tinygpt/datasets/data_source.h"
 #include "tinygpt/models/gpt.h"
-#include "tinygpt/models/train_settings.h"
+#include "tinygpt/training/train_settings.h"
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/io/safetensors.h"

@@ -1,4 +1,4 @@
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 
 #include <charconv>
 #include <cmath>

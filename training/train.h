@@ -14,7 +14,7 @@
 // every evaluation sees the same batches and does not disturb the training
 // batches), and the checkpoints are written: DIR/model.safetensors (the latest
 // state, with the optimiser) and, when the validation loss is the lowest so far,
-// DIR/best.safetensors (weights only). See models/checkpoint.h.
+// DIR/best.safetensors (weights only). See training/checkpoint.h.
 //
 // Data parallel (distributed/, docs/distributed.md): in a job of N ranks every
 // rank holds the whole model and runs step 1 on batches from its own data
@@ -44,11 +44,11 @@
 #include <vector>
 
 #include "tinygpt/distributed/communicator.h"
-#include "tinygpt/models/checkpoint.h"
+#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/models/gpt.h"
-#include "tinygpt/models/train_settings.h"
+#include "tinygpt/training/train_settings.h"
 #include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/optim/schedule.h"
 #include "tinygpt/nn/parameter_arena.h"

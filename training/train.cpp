@@ -1,4 +1,4 @@
-#include "tinygpt/models/train.h"
+#include "tinygpt/training/train.h"
 
 #include <chrono>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "tinygpt/autograd/elementwise_ops.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/datasets/file_hash.h"
-#include "tinygpt/models/train_log.h"
+#include "tinygpt/training/train_log.h"
 #include "tinygpt/nn/optim/clip.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/runtime/thread_governor.h"
@@ -341,7 +341,7 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
   if (root) {
     fs::create_directories(outputs.out_dir);
     // Saves a killed run was in the middle of left their temporary files: clear them. The metrics
-    // log has one too when the kill came while a resume was cutting it back (models/train_log.h).
+    // log has one too when the kill came while a resume was cutting it back (training/train_log.h).
     for (const std::string& path : {latest_path, best_path, outputs.metrics_path}) {
       if (path.empty()) continue;
       if (const int removed = remove_stale_temporary_files(path); removed > 0)
