@@ -16,7 +16,7 @@ endforeach()
 # vector intrinsics for the library's own per-ISA copies (tensor/cpu/README.md).
 install(FILES ${PROJECT_SOURCE_DIR}/tensor/cpu/bfloat16_convert.h ${PROJECT_SOURCE_DIR}/tensor/cpu/gelu_approximation.h
               ${PROJECT_SOURCE_DIR}/tensor/cpu/gemm.h ${PROJECT_SOURCE_DIR}/tensor/cpu/gemm_bf16.h
-              ${PROJECT_SOURCE_DIR}/tensor/cpu/gemv.h
+              ${PROJECT_SOURCE_DIR}/tensor/cpu/gemv.h ${PROJECT_SOURCE_DIR}/tensor/cpu/rounded_activations.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/tensor/cpu)
 install(EXPORT tinygptTargets NAMESPACE tinygpt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
 

@@ -106,8 +106,6 @@ void round_activations(const float* x, int64_t cols, BFloat16Activations& out) {
 
 bool is_quantized_format(DType format) { return format == DType::BFloat16 || format == DType::Int8; }
 
-int64_t int8_blocks_per_row(int64_t cols) { return (cols + kInt8BlockSize - 1) / kInt8BlockSize; }
-
 QuantizedMatrix quantize_matrix(const Tensor& weight, DType format) {
   check(weight.dim() == 2 && weight.dtype() == DType::Float32, "quantize_matrix: needs a float32 matrix, got ",
         dtype_name(weight.dtype()), " of shape ", weight.shape());

@@ -22,11 +22,10 @@
 #include <vector>
 
 #include "tinygpt/tensor/bfloat16.h"
+#include "tinygpt/tensor/cpu/rounded_activations.h"
 #include "tinygpt/tensor/tensor.h"
 
 namespace tg {
-
-inline constexpr int64_t kInt8BlockSize = 32;
 
 struct QuantizedMatrix {
   Tensor values;  // (rows, cols) bfloat16 or int8, contiguous
@@ -37,42 +36,13 @@ struct QuantizedMatrix {
   int64_t cols() const { return values.size(1); }
 };
 
-// The activations x (cols) of a one-row product (batch-1 decoding,
-// tensor/quantized_matmul.h), rounded once for all the rows to what the row
-// kernels (tensor/cpu/quantized_kernels.h) multiply.
-//
-// For int8 weights: x in int8 blocks of 32, so that the byte products are exact
-// in integers and the only errors are the two roundings.
-//   X[c] = values[c] * scales[c / 32],  scales[b] = max |x| over block b / 127.
-struct Int8Activations {
-  std::vector<int8_t> values;       // (cols) in [-127, 127]
-  std::vector<uint8_t> magnitudes;  // (cols) |values|, what the kernels multiply
-  std::vector<uint64_t> negative;   // (ceil(cols / 64)) bit c % 64 of word c / 64: values[c] < 0
-  std::vector<float> scales;        // (ceil(cols / 32))
-};
-// x (cols) -> `out`, resized (its buffers are reused from call to call).
+// x (cols) -> `out`, resized (its buffers are reused from call to call): rounded to int8
+// blocks for int8 weights, to bfloat16 for bfloat16 weights (tensor/cpu/rounded_activations.h).
 void quantize_activations(const float* x, int64_t cols, Int8Activations& out);
-
-// For bfloat16 weights: x rounded to bfloat16 as the bfloat16 product of many
-// rows rounds it (tensor/cpu/gemm_bf16.h), so a weight times an activation is exact
-// in float32 and only the sums round.
-struct BFloat16Activations {
-  std::vector<bfloat16> values;  // (cols)
-  std::vector<float> widened;    // (cols) the same numbers in float32
-};
-// x (cols) -> `out`, resized (its buffers are reused from call to call).
 void round_activations(const float* x, int64_t cols, BFloat16Activations& out);
-
-// Either, as the weight's format needs (raw::prepare_activations).
-struct RoundedActivations {
-  Int8Activations int8;
-  BFloat16Activations bfloat16;
-};
 
 // Is `format` one QuantizedMatrix holds (bfloat16 or int8)?
 bool is_quantized_format(DType format);
-// ceil(cols / 32): the scales per row of an int8 matrix.
-int64_t int8_blocks_per_row(int64_t cols);
 
 // weight (rows, cols) float32 -> the matrix in `format` (bfloat16 or int8).
 QuantizedMatrix quantize_matrix(const Tensor& weight, DType format);

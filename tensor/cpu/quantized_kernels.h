@@ -26,7 +26,7 @@
 
 #include "tinygpt/tensor/bfloat16.h"
 #include "tinygpt/tensor/runtime/isa.h"
-#include "tinygpt/tensor/quantized_matrix.h"
+#include "tinygpt/tensor/cpu/rounded_activations.h"
 
 // GCC 12's AVX-512 widening intrinsics start from an "undefined" vector that
 // -Wmaybe-uninitialized and -Wuninitialized report once inlined (GCC bug

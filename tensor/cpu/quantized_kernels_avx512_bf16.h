@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "tinygpt/tensor/quantized_matrix.h"
+#include "tinygpt/tensor/cpu/rounded_activations.h"
 
 namespace tg::isa_avx512_bf16 {
 
