@@ -18,10 +18,9 @@
 // Causality is exploited, not just masked: queries are processed in blocks of
 // kQueryBlock rows (kBackwardQueryBlock in the backward), and a block only
 // multiplies against the keys its last query can see. For Tq = Tk = 64 blocks
-// of 16 skip 3/8 of the dense work, for 256 almost half. Against BLAS calls on
-// blocks of 64, forward + backward per layer on AMD EPYC Zen 5, 2 threads:
-// cpu-small 0.475 -> 0.210 ms, baby 68 -> 43 ms (blocks of 16 both ways; of 32:
-// 0.218 and 40 ms; of 8: 0.334 and 58 ms).
+// of 16 skip 3/8 of the dense work, for 256 almost half; with small_gemm's
+// register tiles this is about twice as fast as BLAS calls on blocks of 64
+// (figures: docs/performance.md, "The measurements behind the kernels' constants").
 //
 // Forward, per head and query block (rows i0..i1, keys 0..visible_end):
 //   scores  = scale * q_block @ k^T                (rows, keys)    scale = 1/sqrt(HS)
@@ -56,10 +55,8 @@ namespace tg::nn {
 
 // Query rows per block: the forward's, and the backward's. The backward's dk
 // and dv products add a block's share onto every key row it sees, so small
-// blocks there mean many passes over dk and dv with short sums: baby (T = 256)
-// spent 161-164 ms per step in the attention backward with blocks of 16, 152-154
-// with 32, 145-154 with 64; cpu-small (T = 64) was the same within noise for all
-// three (AMD EPYC Zen 5, 2 threads, 2-3 rounds each).
+// blocks there mean many passes over dk and dv with short sums; 32 measured
+// better than 16 for T = 256 and the same for T = 64 (docs/performance.md).
 inline constexpr int64_t kQueryBlock = 16;
 inline constexpr int64_t kBackwardQueryBlock = 32;
 static_assert(kBackwardQueryBlock % kQueryBlock == 0, "a forward block must lie inside one backward block");

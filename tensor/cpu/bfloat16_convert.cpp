@@ -9,10 +9,9 @@ namespace {
 // Elements per piece of a row that one thread converts at a time, so that a
 // single long row (a flat buffer) is shared out as well as many short ones.
 constexpr int64_t kPieceElements = 16384;
-// Below this many elements the conversion runs on the calling thread. One Zen 5
-// core streams it at 40-45 GB/s; waking a second thread cost more than it saved
-// for cpu-small's operands (160k elements: 22 us on one thread, 80 us on two,
-// on a machine shared with another build; bench/bench_gemm_bf16.cpp).
+// Below this many elements the conversion runs on the calling thread: one core
+// streams it near memory's speed, and waking a second thread cost more than it
+// saved for cpu-small's operands (docs/performance.md).
 constexpr int64_t kParallelElements = int64_t{1} << 20;
 
 // One element, each way. Through the bits rather than bfloat16's constructor:

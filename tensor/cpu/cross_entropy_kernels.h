@@ -46,7 +46,7 @@ double cross_entropy_forward_kernel(const T* logits, const int64_t* targets, T* 
   for (int64_t row = 0; row < rows; ++row) {
     const T* logits_row = logits + row * classes;
     // simd::max_of: a max reduction stays scalar otherwise, one vmaxss after
-    // another (gpt2's forward over 2048 x 50257 logits took 38 ms, not 13).
+    // another (about 3x slower over gpt2's logits: docs/performance.md).
     const T row_max = simd::max_of(logits_row, classes);
     T sum = 0;
 #pragma omp simd reduction(+ : sum)

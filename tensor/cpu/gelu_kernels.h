@@ -13,9 +13,8 @@
 // and s (1 - s) = e s^2 exactly, which avoids the cancellation of 1 - s when s ~ 1.
 // One exp per element (vectorised; see tensor/cpu/vector_math.h) instead of a tanh
 // call: exp_fast_clamped on -2u, without exp_fast's checks for inputs outside
-// its range. GELU is bound by its arithmetic: this made cpu-small's
-// forward + backward 0.198 -> 0.120 ms and baby's 12.7 -> 7.6-10.3 ms (AMD EPYC
-// Zen 5, 2 threads), the cpu-small training step 1.038x faster.
+// its range. GELU is bound by its arithmetic, so one exp instead of a tanh call
+// is most of its time (figures: docs/performance.md).
 //
 // Erf form (exact):
 //

@@ -30,9 +30,9 @@ float horizontal_sum(__m256 v) {
 }
 
 // How far ahead of its reads dot_row asks for w (_mm_prefetch): the hardware
-// prefetcher alone kept one core at 43 GB/s on an AMD EPYC Zen 5, 8 KB ahead
-// 45-47 (bench/bench_quantized_rows.cpp; 16 KB: 44, 32 KB: 43). Past a
-// matrix's end the requests fetch memory that is not read and never fault.
+// prefetcher alone falls behind one core's reads (figures: docs/performance.md,
+// "The measurements behind the kernels' constants"). Past a matrix's end the
+// requests fetch memory that is not read and never fault.
 constexpr int64_t kPrefetchBytes = 8 * 1024;
 
 // w_row (K) . x (K). One row at a time keeps each thread's reads of w one

@@ -8,14 +8,13 @@
 // them from quantized_row_kernels().
 //
 // Batch-1 decoding reads each weight once for one multiply-add, so these
-// kernels must keep up with memory: an int8 row is 1.125 bytes a weight, so at
-// the ~60 GB/s two cores read, a core has to multiply about 27 weights a
-// nanosecond. Widening each int8 weight to a float (three instructions per 16)
-// managed 22 a nanosecond per core from memory, 44 on two (2.9x float32 on an
-// AMD EPYC Zen 5). So the int8 row takes its activations in int8 blocks too
-// (Int8Activations, as the Q8_0 products of CPU inference engines do) and
-// multiplies bytes: 64 weights in five instructions with AVX-512, 52-65 a
-// nanosecond on two cores, bound by memory again. A bfloat16 weight is
+// kernels must keep up with memory: an int8 row is 1.125 bytes a weight, so a
+// core has to multiply tens of weights a nanosecond. Widening each int8 weight
+// to a float (three instructions per 16) fell short of that. So the int8 row
+// takes its activations in int8 blocks too (Int8Activations, as the Q8_0
+// products of CPU inference engines do) and multiplies bytes: 64 weights in
+// five instructions with AVX-512, bound by memory again (figures:
+// docs/performance.md, "The measurements behind the kernels' constants"). A bfloat16 weight is
 // shifted into a float's top half and multiplied with the activations rounded
 // to bfloat16 (and widened back, exactly).
 #pragma once

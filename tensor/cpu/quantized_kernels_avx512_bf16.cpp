@@ -37,11 +37,10 @@ namespace {
 constexpr int64_t kPairWeights = 2 * kInt8BlockSize;  // 64: one vector of int8 weights
 // How far ahead of its reads a kernel asks for the weights (_mm_prefetch).
 // Rows follow each other in memory, so the weights stream in one sequence, but
-// the hardware prefetcher alone kept one core at 31 GB/s of int8 weights and
-// 40 of bfloat16 on an AMD EPYC Zen 5; asking 16 KB ahead, 61 and 46
-// (bench/bench_quantized_rows.cpp: 8 KB ahead gave 52 for int8, 32 KB 55).
-// Past the end of a thread's rows the requests fetch weights it will not read
-// (16 KB of 38 MB for gpt2's LM head) and never fault.
+// the hardware prefetcher alone falls well behind one core's reads; 16 KB ahead
+// measured best (docs/performance.md). Past the end of a thread's rows the
+// requests fetch weights it will not read (16 KB of 38 MB for gpt2's LM head)
+// and never fault.
 constexpr int64_t kPrefetchBytes = 16 * 1024;
 
 // The 16 int32 sums of 64 weights at w times x's 64 activations from column
