@@ -33,7 +33,7 @@ float horizontal_sum(__m256 v) {
 // prefetcher alone falls behind one core's reads (figures: docs/performance.md,
 // "The measurements behind the kernels' constants"). Past a matrix's end the
 // requests fetch memory that is not read and never fault.
-constexpr int64_t kPrefetchBytes = 8 * 1024;
+constexpr int64_t kGemvPrefetchBytes = 8 * 1024;
 
 // w_row (K) . x (K). One row at a time keeps each thread's reads of w one
 // sequential stream, which the prefetchers follow (reading 4 rows side by side
@@ -44,8 +44,8 @@ float dot_row(int64_t k, const float* w_row, const float* x) {
   __m256 sums[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t col = 0;
   for (; col + 32 <= k; col += 32) {
-    _mm_prefetch(reinterpret_cast<const char*>(w_row + col) + kPrefetchBytes, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(w_row + col + 16) + kPrefetchBytes, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(w_row + col) + kGemvPrefetchBytes, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(w_row + col + 16) + kGemvPrefetchBytes, _MM_HINT_T0);
     for (int part = 0; part < 4; ++part)
       sums[part] = _mm256_fmadd_ps(_mm256_loadu_ps(w_row + col + 8 * part), _mm256_loadu_ps(x + col + 8 * part),
                                    sums[part]);

@@ -106,11 +106,8 @@ inline FloatVector widen_bfloat16(const bfloat16* w) {
 
 constexpr int64_t kVectorsPerBlock = kInt8BlockSize / simd::kLanes;
 
-// How far ahead of its reads a dot product asks for the weights, as in
-// tensor/cpu/quantized_kernels_avx512_bf16.cpp (which says why): 16 KB.
-constexpr int64_t kPrefetchBytes = 16 * 1024;
 inline void prefetch_ahead(const void* weights) {
-  _mm_prefetch(static_cast<const char*>(weights) + kPrefetchBytes, _MM_HINT_T0);
+  _mm_prefetch(static_cast<const char*>(weights) + kQuantizedRowPrefetchBytes, _MM_HINT_T0);
 }
 
 // One block of 32 weights w times the activations x in integers: 8 int32 lanes

@@ -35,13 +35,12 @@ namespace tg::isa_avx512_bf16 {
 namespace {
 
 constexpr int64_t kPairWeights = 2 * kInt8BlockSize;  // 64: one vector of int8 weights
-// How far ahead of its reads a kernel asks for the weights (_mm_prefetch).
-// Rows follow each other in memory, so the weights stream in one sequence, but
-// the hardware prefetcher alone falls well behind one core's reads; 16 KB ahead
-// measured best (docs/performance.md). Past the end of a thread's rows the
-// requests fetch weights it will not read (16 KB of 38 MB for gpt2's LM head)
-// and never fault.
-constexpr int64_t kPrefetchBytes = 16 * 1024;
+// How far ahead of its reads a kernel asks for the weights: kQuantizedRowPrefetchBytes
+// (rounded_activations.h), for every copy of the row kernels. Rows follow each other in
+// memory, so the weights stream in one sequence, but the hardware prefetcher alone falls
+// well behind one core's reads; 16 KB ahead measured best (docs/performance.md). Past the
+// end of a thread's rows the requests fetch weights it will not read (16 KB of 38 MB for
+// gpt2's LM head) and never fault.
 
 // The 16 int32 sums of 64 weights at w times x's 64 activations from column
 // col: lanes 0-7 the first block's, 8-15 the second's. `valid` masks the
@@ -73,7 +72,7 @@ float dot_int8_row(const int8_t* w, const float* w_scales, const Int8Activations
         _mm256_mul_ps(_mm256_loadu_ps(w_scales + block), _mm256_loadu_ps(x_scales + block)));
     for (int pair = 0; pair < 4; ++pair) {
       const int64_t start = col + pair * kPairWeights;
-      _mm_prefetch(reinterpret_cast<const char*>(w + start) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + start) + kQuantizedRowPrefetchBytes, _MM_HINT_T0);
       const __m512 sums = _mm512_cvtepi32_ps(block_pair_sums(w + start, x, start, ~__mmask64{0}));
       totals[pair % 2] = _mm512_fmadd_ps(sums, pair_scales(scales, pair), totals[pair % 2]);
     }
@@ -98,7 +97,7 @@ float dot_bfloat16_row(const bfloat16* w, const bfloat16* x, int64_t cols) {
   int64_t col = 0;
   for (; col + 4 * kWeights <= cols; col += 4 * kWeights)
     for (int part = 0; part < 4; ++part) {
-      _mm_prefetch(reinterpret_cast<const char*>(w + col + part * kWeights) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + col + part * kWeights) + kQuantizedRowPrefetchBytes, _MM_HINT_T0);
       sums[part] = _mm512_dpbf16_ps(sums[part], as_pairs(_mm512_loadu_si512(w + col + part * kWeights)),
                                     as_pairs(_mm512_loadu_si512(x + col + part * kWeights)));
     }

@@ -12,6 +12,10 @@ namespace tg {
 
 // Columns per scale of an int8 weight row (and of int8 activations).
 inline constexpr int64_t kInt8BlockSize = 32;
+// How far ahead of its reads a quantized row kernel asks for the weights
+// (_mm_prefetch), in both ISAs' copies and the AVX512-BF16 one: why 16 KB is in
+// tensor/cpu/quantized_kernels_avx512_bf16.cpp.
+inline constexpr int64_t kQuantizedRowPrefetchBytes = 16 * 1024;
 // ceil(cols / 32): the scales per row of an int8 matrix.
 inline int64_t int8_blocks_per_row(int64_t cols) { return (cols + kInt8BlockSize - 1) / kInt8BlockSize; }
 
