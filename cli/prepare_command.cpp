@@ -4,7 +4,9 @@
 //   tinygpt prepare --data a.txt b.txt --tokenizer gpt2 --out data/mine
 //
 // writes data/mine/train.bin and val.bin (the ids, uint16 or uint32), meta.json
-// and, for a BPE tokenizer, a copy of its encoder.json and vocab.bpe.
+// and, for a BPE tokenizer, a copy of its encoder.json and vocab.bpe. A source may
+// be a stream, `--data <(zcat corpus.gz)` or `--data -` (standard input): it is
+// copied into --out first (datasets/spooled_stream.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -98,9 +100,11 @@ void add_prepare_command(CLI::App& app) {
       "Writes into --out DIR: train.bin and val.bin, the token ids (little-endian uint16, or uint32 for a "
       "vocabulary of more than 65,535), split by position (the last --val-fraction is val); meta.json (the "
       "tokenizer, vocabulary size, dtype, token counts and each file's XXH3 hash), written last; and for a BPE "
-      "tokenizer a copy of its encoder.json and vocab.bpe, so that the dataset stands alone.");
-  command->add_option("--data", arguments->data, "Text files, one document each; with a BPE tokenizer "
-                                                 "<|endoftext|> goes between them")
+      "tokenizer a copy of its encoder.json and vocab.bpe, so that the dataset stands alone. A pipe, such as "
+      "<(zcat corpus.gz), or - for standard input is copied into DIR first (at most half its free space) and "
+      "removed at the end.");
+  command->add_option("--data", arguments->data, "Text files or pipes (- for standard input), one document each; "
+                                                 "with a BPE tokenizer <|endoftext|> goes between them")
       ->required()
       ->type_name("FILE")
       ->expected(1, -1);

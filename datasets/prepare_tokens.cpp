@@ -6,11 +6,13 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <variant>
 
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/datasets/progress_line.h"
+#include "tinygpt/datasets/spooled_stream.h"
 #include "tinygpt/datasets/text_pieces.h"
 #include "tinygpt/datasets/token_file_writer.h"
 #include "tinygpt/tensor/io/atomic_file.h"
@@ -38,16 +40,46 @@ constexpr char32_t kCodePointLimit = 0x110000;
 // (tiny Shakespeare in 256-byte rounds took 5 s instead of 0.2 s).
 constexpr std::size_t kMinRoundBytes = std::size_t{1} << 20;
 
-// The size of each source, checked before any work starts.
-std::vector<TokenSourceMeta> measure_sources(const std::vector<std::string>& paths) {
-  check(!paths.empty(), kWho, ": no text file given");
-  std::vector<TokenSourceMeta> sources;
-  for (const std::string& path : paths) {
-    check(!fs::is_directory(path), "'", path, "' is a directory; give a text file");
-    std::error_code error;
-    const uintmax_t bytes = fs::file_size(path, error);
-    check(!error, "cannot read '", path, "': ", error.message());
-    sources.push_back({path, static_cast<int64_t>(bytes)});
+// A source as the passes read it: a regular file in place, a stream through its copy.
+struct SourceText {
+  std::string name;  // as it was given: what errors and meta.json name
+  std::string path;  // what is read
+  int64_t bytes = 0;
+};
+
+// What each source is, checked before anything is created.
+std::vector<SourceKind> check_sources(const std::vector<std::string>& sources) {
+  check(!sources.empty(), kWho, ": no text file given");
+  std::vector<SourceKind> kinds;
+  for (const std::string& source : sources) kinds.push_back(source_kind(source));
+  return kinds;
+}
+
+// Sizes the files and copies the streams into the output directory (into
+// `copies`, which removes them when it goes), in the order given; each source's
+// entry of meta.json goes into `meta`.
+std::vector<SourceText> read_sources(const PrepareOptions& options, const std::vector<SourceKind>& kinds,
+                                     std::vector<std::unique_ptr<SpooledStream>>& copies,
+                                     std::vector<TokenSourceMeta>& meta) {
+  uint64_t stream_bytes_left = options.stream_limit_bytes > 0 ? options.stream_limit_bytes
+                                                              : default_stream_limit_bytes(options.out_directory);
+  std::vector<SourceText> sources;
+  for (std::size_t index = 0; index < kinds.size(); ++index) {
+    const std::string& name = options.sources[index];
+    if (kinds[index] == SourceKind::file) {
+      std::error_code error;
+      const uintmax_t bytes = fs::file_size(name, error);
+      check(!error, "cannot read '", name, "': ", error.message());
+      sources.push_back({name, name, static_cast<int64_t>(bytes)});
+      meta.push_back({name, static_cast<int64_t>(bytes)});
+      continue;
+    }
+    ProgressLine progress(options.progress, options.progress_is_terminal, "prepare: copying '" + name + "'", -1);
+    const SpooledStream& copy = *copies.emplace_back(
+        std::make_unique<SpooledStream>(name, options.out_directory, stream_bytes_left, progress));
+    stream_bytes_left -= static_cast<uint64_t>(copy.bytes());
+    sources.push_back({name, copy.path(), copy.bytes()});
+    meta.push_back({name, copy.bytes(), true, copy.xxh3()});
   }
   return sources;
 }
@@ -74,11 +106,11 @@ std::size_t read_round(TextPieceReader& reader, std::size_t min_pieces, std::vec
 // on all threads a round at a time, and hands the results to
 // `consume(result, piece_bytes)` in the order of the file.
 template <class Result, class Work, class Consume>
-void for_each_piece(const TokenSourceMeta& source, std::size_t piece_bytes, FindCut find_cut, const Work& work,
+void for_each_piece(const SourceText& source, std::size_t piece_bytes, FindCut find_cut, const Work& work,
                     const Consume& consume) {
-  std::ifstream file(source.file, std::ios::binary);
-  check(file.good(), "cannot read '", source.file, "': ", std::strerror(errno));
-  TextPieceReader reader(file, source.file, piece_bytes, find_cut);
+  std::ifstream file(source.path, std::ios::binary);
+  check(file.good(), "cannot read '", source.name, "': ", std::strerror(errno));
+  TextPieceReader reader(file, source.name, piece_bytes, find_cut);
   const std::size_t min_pieces = 2 * static_cast<std::size_t>(num_threads());
   std::vector<Piece> round;
   std::vector<Result> results;
@@ -102,7 +134,7 @@ void for_each_piece(const TokenSourceMeta& source, std::size_t piece_bytes, Find
     }
   }
   // Both passes must see the same text: the vocabulary of the first has to cover the second.
-  check(bytes_read == source.bytes, "'", source.file, "' changed while prepare read it (", source.bytes,
+  check(bytes_read == source.bytes, "'", source.name, "' changed while prepare read it (", source.bytes,
         " bytes at the start, ", bytes_read, " now)");
 }
 
@@ -115,18 +147,18 @@ void for_each_piece(const TokenSourceMeta& source, std::size_t piece_bytes, Find
 
 // Pass one of char-level: the distinct characters of every source, as
 // CharTokenizer::from_corpus would find them in the whole text.
-tokenizer::CharTokenizer collect_characters(const std::vector<TokenSourceMeta>& sources, const PrepareOptions& options,
+tokenizer::CharTokenizer collect_characters(const std::vector<SourceText>& sources, const PrepareOptions& options,
                                             int64_t total_bytes) {
   ProgressLine progress(options.progress, options.progress_is_terminal, "prepare: collecting characters", total_bytes);
   std::vector<bool> seen(kCodePointLimit, false);
-  for (const TokenSourceMeta& source : sources) {
+  for (const SourceText& source : sources) {
     for_each_piece<std::vector<char32_t>>(
         source, options.piece_bytes, tokenizer::next_character_cut,
         [&](const std::string& piece, int64_t offset) {
           try {
             return tokenizer::CharTokenizer::from_corpus(piece).characters();
           } catch (const tokenizer::TokenizerError& error) {
-            fail_in_piece(source.file, offset, error);
+            fail_in_piece(source.name, offset, error);
           }
         },
         [&](const std::vector<char32_t>& characters, std::size_t bytes) {
@@ -168,7 +200,7 @@ struct ChosenTokenizer {
   std::optional<VocabularyFiles> files;     // BPE: to copy into the dataset
 };
 
-ChosenTokenizer choose_tokenizer(const PrepareOptions& options, const std::vector<TokenSourceMeta>& sources,
+ChosenTokenizer choose_tokenizer(const PrepareOptions& options, const std::vector<SourceText>& sources,
                                  int64_t total_bytes) {
   if (options.tokenizer == DatasetTokenizer::char_level) {
     tokenizer::CharTokenizer characters = collect_characters(sources, options, total_bytes);
@@ -192,7 +224,7 @@ ChosenTokenizer choose_tokenizer(const PrepareOptions& options, const std::vecto
 }
 
 // Pass two: every source encoded into the writer, documents separated by `separator` if there is one.
-void encode_sources(const std::vector<TokenSourceMeta>& sources, const Tokenizer& tokenizer,
+void encode_sources(const std::vector<SourceText>& sources, const Tokenizer& tokenizer,
                     std::optional<TokenId> separator, const PrepareOptions& options, int64_t total_bytes,
                     SplitTokenWriter& writer) {
   const auto* gpt2 = std::get_if<tokenizer::Gpt2Tokenizer>(&tokenizer);
@@ -201,7 +233,7 @@ void encode_sources(const std::vector<TokenSourceMeta>& sources, const Tokenizer
   ProgressLine progress(options.progress, options.progress_is_terminal, "prepare: encoding", total_bytes);
   for (std::size_t index = 0; index < sources.size(); ++index) {
     if (index > 0 && separator) writer.append(std::span<const TokenId>(&*separator, 1));
-    const TokenSourceMeta& source = sources[index];
+    const SourceText& source = sources[index];
     for_each_piece<std::vector<TokenId>>(
         source, options.piece_bytes, find_cut,
         [&](const std::string& piece, int64_t offset) {
@@ -210,7 +242,7 @@ void encode_sources(const std::vector<TokenSourceMeta>& sources, const Tokenizer
             // a text in memory (TextTokenizer::encode); a safe cut never falls inside it.
             return gpt2 ? gpt2->encode(piece, tokenizer::SpecialTokens::recognised) : characters->encode(piece);
           } catch (const tokenizer::TokenizerError& error) {
-            fail_in_piece(source.file, offset, error);
+            fail_in_piece(source.name, offset, error);
           }
         },
         [&](const std::vector<TokenId>& ids, std::size_t bytes) {
@@ -229,7 +261,7 @@ void make_output_directory(const PrepareOptions& options) {
   check(!error && fs::is_directory(out), kWho, ": cannot use '", options.out_directory, "' as the output directory",
         error ? ": " + error.message() : ": it is a file");
   for (const char* name : {kTrainTokensFile, kValTokensFile, kTokenDatasetMetaFile, tokenizer::encoder_file_name,
-                           tokenizer::merges_file_name}) {
+                           tokenizer::merges_file_name, kStreamCopyName}) {
     const int removed = remove_stale_temporary_files((out / name).string());
     if (removed > 0 && options.progress)
       *options.progress << "prepare: removed " << removed << " temporary file(s) an interrupted run left beside "
@@ -249,19 +281,21 @@ PrepareSummary prepare_token_dataset(const PrepareOptions& options) {
         options.val_fraction, " must be in [0, 1)");
   PrepareSummary summary;
   TokenDatasetMeta& meta = summary.meta;
-  meta.sources = measure_sources(options.sources);
-  for (const TokenSourceMeta& source : meta.sources) summary.source_bytes += source.bytes;
-  check(summary.source_bytes > 0, kWho, ": the text files are empty");
+  const std::vector<SourceKind> kinds = check_sources(options.sources);
   make_output_directory(options);
+  std::vector<std::unique_ptr<SpooledStream>> copies;  // removed when prepare returns or throws
+  const std::vector<SourceText> sources = read_sources(options, kinds, copies, meta.sources);
+  for (const SourceText& source : sources) summary.source_bytes += source.bytes;
+  check(summary.source_bytes > 0, kWho, ": the text files are empty");
 
-  const ChosenTokenizer chosen = choose_tokenizer(options, meta.sources, summary.source_bytes);
+  const ChosenTokenizer chosen = choose_tokenizer(options, sources, summary.source_bytes);
   meta.tokenizer = chosen.meta;
   meta.vocab_size = std::visit([](const auto& t) { return static_cast<int64_t>(t.vocab_size()); }, chosen.tokenizer);
   meta.dtype = token_dtype_for_vocab_size(meta.vocab_size);
 
   const fs::path out(options.out_directory);
   SplitTokenWriter writer(out.string(), meta.dtype, kWho);
-  encode_sources(meta.sources, chosen.tokenizer, chosen.separator, options, summary.source_bytes, writer);
+  encode_sources(sources, chosen.tokenizer, chosen.separator, options, summary.source_bytes, writer);
   // Where split_by_position (datasets/data.h) splits, with its train fraction.
   const double train_fraction = 1.0 - options.val_fraction;
   writer.split(static_cast<int64_t>(static_cast<double>(writer.tokens()) * train_fraction));

@@ -18,6 +18,13 @@
 // of N tokens, the first floor(N x (1 - val_fraction)) are train, the rest val.
 // So a char-level dataset of one file holds exactly the ids `train --data FILE` uses.
 //
+// A stream (a pipe such as <(zcat corpus.gz), a named pipe, or "-" for standard
+// input) cannot be read twice: it is copied once into the output directory and
+// read from there like a file (datasets/spooled_stream.h); meta.json records it
+// by the name it was given, as a stream, with the hash of its bytes. The copies
+// may take at most half the space free there when prepare starts. A device
+// (/dev/zero) or a socket is refused.
+//
 // The files are written under temporary names and renamed at the end, meta.json
 // last (and an old meta.json is removed before anything is renamed), so an
 // interrupted prepare never leaves a directory that looks like a whole dataset.
@@ -40,7 +47,7 @@ enum class DatasetTokenizer {
 };
 
 struct PrepareOptions {
-  std::vector<std::string> sources;   // text files, one document each, in order
+  std::vector<std::string> sources;   // text files or streams ("-": standard input), one document each, in order
   DatasetTokenizer tokenizer = DatasetTokenizer::char_level;
   std::string vocabulary_directory;   // gpt2, bpe: encoder.json + vocab.bpe (or vocab.json + merges.txt)
   std::string out_directory;          // created if needed
@@ -48,6 +55,7 @@ struct PrepareOptions {
   std::size_t piece_bytes = std::size_t{1} << 18;  // the streaming piece size; the ids do not depend on it
   std::ostream* progress = nullptr;   // progress lines (stderr in the CLI), or none
   bool progress_is_terminal = false;  // rewrite one progress line in place
+  uint64_t stream_limit_bytes = 0;    // the most all streams may copy; 0: half the space free in out_directory
 };
 
 struct PrepareSummary {
@@ -57,7 +65,7 @@ struct PrepareSummary {
 };
 
 // Throws tg::Error naming the file at fault: a source that is missing, a
-// directory or changes while it is read; text a char-level vocabulary cannot
+// directory, a device, changes while it is read, or a stream past the limit; text a char-level vocabulary cannot
 // hold (invalid UTF-8); a vocabulary directory without its files.
 PrepareSummary prepare_token_dataset(const PrepareOptions& options);
 

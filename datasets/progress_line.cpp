@@ -39,9 +39,14 @@ void ProgressLine::show() {
   const double seconds_left =
       bytes_ > 0 ? seconds * static_cast<double>(total_bytes_ - bytes_) / static_cast<double>(bytes_) : 0;
   char line[200];
-  std::snprintf(line, sizeof line, "%s %.1f of %.1f MB (%.0f%%), %.1f MB/s, %.2fM tokens, ETA %.0f s", what_.c_str(),
-                static_cast<double>(bytes_) / 1e6, static_cast<double>(total_bytes_) / 1e6, percent,
-                megabytes_per_second, static_cast<double>(tokens_) / 1e6, seconds_left);
+  if (total_bytes_ < 0) {
+    std::snprintf(line, sizeof line, "%s %.1f MB, %.1f MB/s", what_.c_str(), static_cast<double>(bytes_) / 1e6,
+                  megabytes_per_second);
+  } else {
+    std::snprintf(line, sizeof line, "%s %.1f of %.1f MB (%.0f%%), %.1f MB/s, %.2fM tokens, ETA %.0f s",
+                  what_.c_str(), static_cast<double>(bytes_) / 1e6, static_cast<double>(total_bytes_) / 1e6, percent,
+                  megabytes_per_second, static_cast<double>(tokens_) / 1e6, seconds_left);
+  }
   // On a terminal, \r returns to the start of the line and \033[K clears what a longer line left.
   if (is_terminal_) {
     *out_ << "\r\033[K" << line << std::flush;

@@ -27,6 +27,23 @@ class FieldReader {
     return object_.at(key);
   }
 
+  bool contains(const char* key) const { return object_.contains(key); }
+
+  bool boolean(const char* key) const {
+    const Json& value = field(key);
+    check(value.is_boolean(), where_, ": \"", name(key), "\" must be true or false, got ", value.dump());
+    return value.get<bool>();
+  }
+
+  // An XXH3-64 hash as xxh3_hex writes it.
+  uint64_t hash(const char* key) const {
+    const std::string text_hash = text(key);
+    const std::optional<uint64_t> parsed = parse_xxh3_hex(text_hash);
+    check(parsed.has_value(), where_, ": \"", name(key), "\" must be 16 lower-case hex digits, got \"", text_hash,
+          "\"");
+    return *parsed;
+  }
+
   std::string text(const char* key) const {
     const Json& value = field(key);
     check(value.is_string(), where_, ": \"", name(key), "\" must be a string, got ", value.dump());
@@ -86,11 +103,7 @@ TokenSplitMeta read_split(const FieldReader& fields, TokenDType dtype) {
   split.file = fields.file_name("file");
   // At most what a file of this dtype can hold, so that tokens x width cannot overflow.
   split.tokens = fields.integer("tokens", 0, std::numeric_limits<int64_t>::max() / token_dtype_bytes(dtype));
-  const std::string hash = fields.text("xxh3");
-  const std::optional<uint64_t> parsed = parse_xxh3_hex(hash);
-  check(parsed.has_value(), fields.where(), ": \"", fields.name("xxh3"), "\" must be 16 lower-case hex digits, got \"",
-        hash, "\"");
-  split.xxh3 = *parsed;
+  split.xxh3 = fields.hash("xxh3");
   return split;
 }
 
@@ -109,7 +122,14 @@ nlohmann::ordered_json TokenDatasetMeta::to_json() const {
     tokenizer_json["merges"] = tokenizer.merges_file;
   }
   nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
-  for (const TokenSourceMeta& source : sources) sources_json.push_back({{"file", source.file}, {"bytes", source.bytes}});
+  for (const TokenSourceMeta& source : sources) {
+    nlohmann::ordered_json entry = {{"file", source.file}, {"bytes", source.bytes}};
+    if (source.stream) {
+      entry["stream"] = true;
+      entry["xxh3"] = xxh3_hex(source.xxh3);
+    }
+    sources_json.push_back(std::move(entry));
+  }
   return {{"format", kTokenDatasetFormat}, {"tokenizer", tokenizer_json},  {"vocab_size", vocab_size},
           {"dtype", token_dtype_name(dtype)}, {"train", split_json(train)}, {"val", split_json(val)},
           {"sources", sources_json}};
@@ -139,7 +159,10 @@ TokenDatasetMeta TokenDatasetMeta::from_json(const Json& json, const std::string
   check(sources.is_array(), where, ": \"sources\" must be a JSON array, got ", sources.type_name());
   for (std::size_t index = 0; index < sources.size(); ++index) {
     const FieldReader source(sources[index], where, "sources[" + std::to_string(index) + "]");
-    meta.sources.push_back({source.text("file"), source.integer("bytes", 0, std::numeric_limits<int64_t>::max())});
+    TokenSourceMeta entry{source.text("file"), source.integer("bytes", 0, std::numeric_limits<int64_t>::max())};
+    entry.stream = source.contains("stream") && source.boolean("stream");
+    if (entry.stream) entry.xxh3 = source.hash("xxh3");
+    meta.sources.push_back(std::move(entry));
   }
   return meta;
 }

@@ -18,6 +18,9 @@
 // "dtype" is "uint16" when every id fits 16 bits (vocab_size <= 65,535, as the format promises), else "uint32".
 // "xxh3" is the XXH3-64 hash of the file's bytes (datasets/file_hash.h).
 // "sources" are the text files the tokens came from, in order, as they were named.
+// A source that was a stream (a pipe, "-" for standard input) also has
+// "stream": true and the "xxh3" of its bytes, since its name says nothing later:
+//     {"file": "/dev/fd/63", "bytes": 1115394, "stream": true, "xxh3": "..."}
 //
 // Every file a meta.json names is a plain name inside the dataset's directory:
 // one from a stranger cannot point anywhere else.
@@ -52,6 +55,8 @@ struct TokenSplitMeta {
 struct TokenSourceMeta {
   std::string file;
   int64_t bytes = 0;
+  bool stream = false;  // a pipe or standard input, copied before it was read
+  uint64_t xxh3 = 0;    // a stream's only: the hash of its bytes
 };
 
 struct TokenDatasetMeta {
