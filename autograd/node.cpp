@@ -46,9 +46,12 @@ std::string describe(const SavedVersion& saved) {
 void check_saved_versions(const Node& node) {
   for (const SavedVersion& saved : node.saved) {
     const uint64_t now = saved.storage->version();
-    check(now == saved.version, "backward of '", node.op, "': ", describe(saved), ", which '", node.op,
-          "' saved for its gradient, was changed in place after it ran (version ", saved.version, ", now ", now,
-          "), so the gradient would be wrong; change a clone instead, or change it after backward");
+    // An if, not check(): check's arguments, describe()'s string among them, would be built for
+    // every saved tensor of every node of every backward.
+    if (now != saved.version)
+      fail("backward of '", node.op, "': ", describe(saved), ", which '", node.op, "' saved for its gradient, was "
+           "changed in place after it ran (version ", saved.version, ", now ", now, "), so the gradient would be "
+           "wrong; change a clone instead, or change it after backward");
   }
 }
 
