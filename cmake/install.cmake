@@ -17,6 +17,7 @@ endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/tensor/cpu/bfloat16_convert.h ${PROJECT_SOURCE_DIR}/tensor/cpu/gelu_approximation.h
               ${PROJECT_SOURCE_DIR}/tensor/cpu/gemm.h ${PROJECT_SOURCE_DIR}/tensor/cpu/gemm_bf16.h
               ${PROJECT_SOURCE_DIR}/tensor/cpu/gemv.h ${PROJECT_SOURCE_DIR}/tensor/cpu/rounded_activations.h
+              ${PROJECT_SOURCE_DIR}/tensor/cpu/rope_pairing.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tinygpt/tensor/cpu)
 install(EXPORT tinygptTargets NAMESPACE tinygpt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tinygpt)
 

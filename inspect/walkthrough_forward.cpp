@@ -151,7 +151,7 @@ class BlockParameters {
 // The shapes a Linear reads: x, weight (out, in) and, when there is one, bias (out).
 Shapes linear_inputs(const Tensor& x, int64_t out, int64_t in, const GPTConfig& config) {
   Shapes shapes = {x.shape(), {out, in}};
-  if (config.bias) shapes.push_back({out});
+  if (config.bias == nn::BiasMode::All) shapes.push_back({out});
   return shapes;
 }
 
@@ -160,9 +160,9 @@ Shapes linear_inputs(const Tensor& x, int64_t out, int64_t in, const GPTConfig& 
 Tensor traced_layer_norm(const std::string& kind, const Tensor& x, const Tensor& weight, const Tensor& bias,
                          const GPTConfig& config, StageLog& log) {
   const Tensor zero_bias = bias.defined() ? bias : zeros({config.n_embd}, x.dtype());
-  const Tensor y = nn::layer_norm(x, weight, zero_bias, config.layer_norm_eps);  // (1, T, C)
+  const Tensor y = nn::layer_norm(x, weight, zero_bias, config.norm_eps);  // (1, T, C)
   const Tensor normalised = nn::layer_norm(x.detach(), ones({config.n_embd}, x.dtype()), zeros({config.n_embd}, x.dtype()),
-                                           config.layer_norm_eps);
+                                           config.norm_eps);
   if (Stage* stage = log.add_values(kind, {x.shape(), weight.shape(), zero_bias.shape()}, y,
                                     {{"normalised (before weight and bias)", shown_tensor(normalised)},
                                      {"input", shown_tensor(x)}})) {

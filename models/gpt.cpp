@@ -38,7 +38,7 @@ GPT::GPT(const GPTConfig& config, uint64_t seed, DType dtype, bool initialize)
   auto blocks = register_module("blocks", std::make_shared<nn::ModuleList>());
   for (int64_t layer = 0; layer < config.n_layer; ++layer)
     blocks_.push_back(blocks->append(std::make_shared<nn::Block>(options, dropout_generator_)));
-  ln_f_ = register_module("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd, config.bias, config.layer_norm_eps, dtype));
+  ln_f_ = register_module("ln_f", nn::make_normalization(options, config.n_embd));
   if (!config.tie_embeddings) {
     lm_head_ = register_module("lm_head", std::make_shared<nn::Linear>(config.n_embd, config.vocab_size, false, dtype));
     lm_head_->set_profile_role("lm_head");
@@ -147,8 +147,14 @@ Tensor GPT::loss(const Tensor& ids, const Tensor& targets) {
 std::string GPT::describe() const {
   std::ostringstream text;
   text << "GPT(preset=" << config_.preset << ", vocab=" << config_.vocab_size << ", block=" << config_.block_size
-       << ", layers=" << config_.n_layer << ", heads=" << config_.n_head << ", embd=" << config_.n_embd
-       << ", positional=" << positional_encoding_name(config_.positional)
+       << ", layers=" << config_.n_layer << ", heads=" << config_.n_head;
+  if (config_.kv_heads() != config_.n_head) text << ", kv_heads=" << config_.kv_heads();
+  text << ", embd=" << config_.n_embd;
+  if (config_.head_size() * config_.n_head != config_.n_embd) text << ", head_dim=" << config_.head_size();
+  if (config_.norm != nn::NormKind::LayerNorm) text << ", norm=" << nn::norm_kind_name(config_.norm);
+  if (config_.mlp != nn::MlpKind::Gelu) text << ", mlp=" << nn::mlp_kind_name(config_.mlp);
+  if (config_.qk_norm) text << ", qk_norm";
+  text << ", positional=" << positional_encoding_name(config_.positional)
        << (config_.tie_embeddings ? ", tied" : ", untied") << ", " << dtype_name(dtype_);
   if (is_quantized_format(weight_format())) text << ", weights " << dtype_name(weight_format());
   text << ")";

@@ -1,9 +1,10 @@
-// GPT: a decoder-only transformer language model (GPT-2's architecture).
+// GPT: a decoder-only transformer language model: GPT-2's architecture, and
+// with GPTConfig's switches the Llama-style block (nn/transformer_options.h).
 //
 //   ids (B, T) int64
 //     -> wte(ids) (B, T, C)  [* sqrt(C) if scale_embeddings]
 //        + wpe positions (T, C)  [learned or sinusoidal; RoPE instead rotates q, k in attention]
-//     -> dropout -> L blocks (B, T, C) -> ln_f (B, T, C)
+//     -> dropout -> L blocks (B, T, C) -> ln_f (B, T, C)   [LayerNorm or RMSNorm]
 //     -> rows (B*T, C) @ wte.weight^T (C, V) -> logits (B, T, V)   [tied; else lm_head]
 //
 // Parameter names (GPT-2's, with blocks for h and qkv for c_attn):
@@ -12,6 +13,9 @@
 //   blocks.{i}.attn.c_proj.weight (C, C), .bias (C), blocks.{i}.ln_2.{weight,bias} (C),
 //   blocks.{i}.mlp.c_fc.weight (4C, C), .bias (4C), blocks.{i}.mlp.c_proj.weight (C, 4C), .bias (C),
 //   ln_f.{weight,bias} (C), lm_head.weight (V, C) [untied only].
+// With the Llama-style switches the shapes follow nn/attention.h and nn/mlp.h
+// (qkv ((NH + 2 KVH) HD, C), attn.q_norm/k_norm (HD), mlp.c_fc (2H, C) for SwiGLU),
+// RMSNorm has only a weight (or nothing), and each bias exists only where the bias mode keeps it.
 // Linear weights are (out, in) as torch.nn.Linear (GPT-2's Conv1D files store (in, out)).
 // With tied embeddings the LM head multiplies by wte.weight itself: one tensor,
 // whose gradient gets both uses' contributions.
@@ -29,7 +33,7 @@
 #include "tinygpt/models/gpt_config.h"
 #include "tinygpt/nn/block.h"
 #include "tinygpt/nn/embedding.h"
-#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/normalization.h"
 #include "tinygpt/nn/positional.h"
 
 namespace tg {
@@ -108,6 +112,7 @@ class GPT : public nn::Module {
 
   const nn::Embedding& wte() const { return *wte_; }
   const nn::Block& block(int64_t index) const { return *blocks_.at(index); }
+  const nn::Normalization& ln_f() const { return *ln_f_; }
   std::string describe() const override;
 
  private:
@@ -133,7 +138,7 @@ class GPT : public nn::Module {
   std::shared_ptr<nn::AbsolutePositions> wpe_;  // null with RoPE
   std::shared_ptr<nn::Dropout> dropout_;
   std::vector<std::shared_ptr<nn::Block>> blocks_;
-  std::shared_ptr<nn::LayerNorm> ln_f_;
+  std::shared_ptr<nn::Normalization> ln_f_;
   std::shared_ptr<nn::Linear> lm_head_;  // null when tied
   bool fused_decode_ = true;
   bool activation_checkpointing_ = false;

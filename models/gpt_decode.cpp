@@ -12,25 +12,31 @@
 //   x = embed(token, position)                                   (C)   before the region
 //   per block:
 //     normed = ln_1(x)                        every thread, its own copy (no barrier needed)
-//     per head, heads split over threads (with more threads than heads, the
-//     rows of c_attn split over all threads first, then a sync):
-//       q, k, v of the head = c_attn(normed)'s rows of that head         (3 HS)  no sync
-//       RoPE on q, k (if used); k, v into the cache;
-//       attended_h = softmax(q k^T / sqrt(HS)) v over positions 0..pos     (HS)  sync
+//     per head, heads split over threads (with more threads than heads, or
+//     with grouped-query attention, the rows of qkv split over all threads
+//     first, then a sync):
+//       q, k, v of the head = qkv(normed)'s rows of that head            (3 HD)  no sync
+//       QK-norm and RoPE on q, k (if used); k, v into the cache (with
+//       grouped-query attention each KV head once, by the thread of its
+//       share of the KV heads, then a sync);
+//       attended_h = softmax(q k^T / sqrt(HD)) v over positions 0..pos     (HD)  sync
 //     x     += c_proj(attended)               rows split, each its own rows (C)   sync
 //     normed = ln_2(x)                        every thread
-//     hidden = gelu(c_fc(normed))             rows split                    (4C)  sync
+//     hidden = act(c_fc(normed))              rows split: gelu or relu^2 in place; swiglu's
+//                                             gate and up rows of the same share   (H)  sync
 //     x     += mlp.c_proj(hidden)             rows split                    (C)   sync
 //   logits = lm_head(ln_f(x))                 rows split                    (V)
 //
 // No value is summed across threads, and each row uses the same kernel as the
 // general path (gemv_rows, or gemv_rows_quantized for bfloat16 and int8 weights,
 // and from the kernel table's copy in use,
-// tensor/cpu/kernel_table.h: layer_norm_row, gelu, rope_rotate_row,
-// attend_one_query), so the logits equal the general path's bit for bit, for
-// any thread count (tests/models/test_gpt_decode.cpp).
+// tensor/cpu/kernel_table.h: layer_norm_row, rms_norm_row, gelu, swiglu_row,
+// rope_rotate_row, attend_one_query), so the logits equal the general path's
+// bit for bit, for any thread count (tests/models/test_gpt_decode.cpp).
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/rms_norm.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/cpu/rope_kernels.h"
 #include "tinygpt/tensor/cpu/gemv.h"
@@ -42,10 +48,16 @@ namespace tg {
 
 namespace {
 
-// normed (C) = layer_norm(x (C)).
-void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, int64_t channels) {
-  nn::row_kernels().layer_norm_row(x, norm.weight().data<float>(), norm.bias().data<float>(), normed, channels,
-                                   norm.eps());
+// normed (width) = norm(x (width)): LayerNorm or RMSNorm (the only two kinds, nn/normalization.h).
+void normalize_into(const nn::Normalization& norm, const float* x, float* normed, int64_t width) {
+  if (const auto* layer_norm = dynamic_cast<const nn::LayerNorm*>(&norm)) {
+    nn::row_kernels().layer_norm_row(x, layer_norm->weight().data<float>(), layer_norm->bias().data<float>(), normed,
+                                     width, layer_norm->eps());
+    return;
+  }
+  const auto& rms_norm = dynamic_cast<const nn::RMSNorm&>(norm);
+  const float* weight = rms_norm.weight().defined() ? rms_norm.weight().data<float>() : nullptr;
+  nn::row_kernels().rms_norm_row(x, weight, normed, width, rms_norm.eps());
 }
 
 // x_rounded = x as the kernels of a bfloat16 or int8 W multiply it (nothing for a float32 W).
@@ -97,42 +109,99 @@ void add_linear_share(const Team& team, const nn::Linear& linear, const float* x
   for (int64_t row = first; row < last; ++row) residual[row] += branch[row];
 }
 
-// One layer's attention for this thread's share of the heads: RoPE, the new
-// key and value into the cache at `position`, then the query over positions 0..position.
+// One layer's attention for this thread's share of the heads: QK-norm and
+// RoPE, the new key and value into the cache at `position`, then the query over
+// positions 0..position.
 struct AttentionStep {
-  const float* qkv;                         // (3C): q, k, v, each (NH, HS)
-  const std::vector<float>& rope_cosines;  // (HS/2), empty without RoPE
+  const float* qkv;                          // ((NH + 2 KVH) HD): q (NH, HD), k, v (KVH, HD) each
+  const nn::CausalSelfAttention& attention;  // its options and QK-norm
+  const std::vector<float>& rope_cosines;    // (HD/2), empty without RoPE
   const std::vector<float>& rope_sines;
-  nn::KVCache& cache;                       // keys, values (1, NH, capacity, HS)
-  int64_t heads, head_size, position;
-  float* attended;                          // (C), heads concatenated
+  nn::KVCache& cache;                        // keys, values (1, KVH, capacity, HD)
+  int64_t position;
+  float* attended;                           // (NH HD), heads concatenated
 
-  void run(const Team& team, std::vector<float>& scores, std::vector<float>& query) const {
-    const int64_t channels = heads * head_size, capacity = cache.keys.size(2);
-    const nn::RowKernels& rows = nn::row_kernels();
-    const auto [first, last] = team.share(heads);
+  int64_t heads() const { return attention.options().n_head; }
+  int64_t kv_heads() const { return attention.options().kv_heads(); }
+  int64_t head_size() const { return attention.options().head_size(); }
+
+  // x (HD) -> out (HD): QK-norm (if norm) then RoPE (if used), as split_heads does.
+  void turn(const nn::Normalization* norm, const float* x, float* out) const {
+    const float* source = x;
+    if (norm) {
+      normalize_into(*norm, x, out, head_size());
+      source = out;
+    }
+    if (rope_cosines.empty()) {
+      if (source != out) std::copy(x, x + head_size(), out);
+      return;
+    }
+    std::vector<float> normed;  // the rotation reads its input whole, so it cannot run in place
+    if (source == out) {
+      normed.assign(out, out + head_size());
+      source = normed.data();
+    }
+    nn::row_kernels().rope_rotate_row(source, out, rope_cosines.data(), rope_sines.data(), head_size() / 2, 1.0f,
+                                      attention.options().rotary.pairing);
+  }
+
+  // Key and value of KV head g into the cache at `position`.
+  void cache_kv_head(int64_t g) const {
+    const int64_t capacity = cache.keys.size(2), hd = head_size();
+    const float* k = qkv + (heads() + g) * hd;
+    const float* v = qkv + (heads() + kv_heads() + g) * hd;
+    turn(attention.k_norm(), k, cache.keys.data<float>() + (g * capacity + position) * hd);
+    std::copy(v, v + hd, cache.values.data<float>() + (g * capacity + position) * hd);
+  }
+
+  // With as many KV heads as heads each thread caches its own heads' keys and
+  // values and attends with no barrier between; with fewer, a KV head serves
+  // the heads of several threads, so the keys and values go in first.
+  void run(Team& team, std::vector<float>& scores, std::vector<float>& query) const {
+    const int64_t capacity = cache.keys.size(2), hd = head_size(), group = heads() / kv_heads();
+    const auto [first, last] = team.share(heads());
+    if (group > 1) {
+      const auto [first_kv, last_kv] = team.share(kv_heads());
+      for (int64_t g = first_kv; g < last_kv; ++g) cache_kv_head(g);
+      team.sync();
+    }
     for (int64_t head = first; head < last; ++head) {
-      // This head's q, k, v in qkv, as nn::split_heads lays them out (which takes
-      // tensors; the step works on raw floats).
-      const float* q = qkv + head * head_size;
-      const float* k = qkv + channels + head * head_size;
-      const float* v = qkv + 2 * channels + head * head_size;
-      float* keys = cache.keys.data<float>() + head * capacity * head_size;      // (capacity, HS)
-      float* values = cache.values.data<float>() + head * capacity * head_size;  // (capacity, HS)
-      if (rope_cosines.empty()) {
-        std::copy(q, q + head_size, query.data());
-        std::copy(k, k + head_size, keys + position * head_size);
-      } else {
-        const int64_t pairs = head_size / 2;
-        rows.rope_rotate_row(q, query.data(), rope_cosines.data(), rope_sines.data(), pairs, 1.0f);
-        rows.rope_rotate_row(k, keys + position * head_size, rope_cosines.data(), rope_sines.data(), pairs, 1.0f);
-      }
-      std::copy(v, v + head_size, values + position * head_size);
-      rows.attend_one_query(query.data(), keys, values, position + 1, head_size, head_size, head_size, scores.data(),
-                           attended + head * head_size);
+      const int64_t g = head / group;
+      if (group == 1) cache_kv_head(g);
+      turn(attention.q_norm(), qkv + head * hd, query.data());
+      const float* keys = cache.keys.data<float>() + g * capacity * hd;      // (capacity, HD)
+      const float* values = cache.values.data<float>() + g * capacity * hd;  // (capacity, HD)
+      nn::row_kernels().attend_one_query(query.data(), keys, values, position + 1, hd, hd, hd, scores.data(),
+                                         attended + head * hd);
     }
   }
 };
+
+// hidden (H) = act(c_fc(normed)) for this thread's share of the H rows: GELU or
+// ReLU^2 on the rows just made, SwiGLU on its gate rows and the matching up rows.
+void mlp_share(const Team& team, const nn::MLP& mlp, const float* normed, RoundedActivations& x_rounded,
+               std::vector<float>& projected, float* hidden, nn::GeluApproximation gelu) {
+  const int64_t hidden_size = mlp.c_proj().in_features();
+  const auto [first, last] = team.share(hidden_size);
+  const QuantizedMatrix weight = mlp.c_fc().quantized_weight();
+  prepare_rows(weight, normed, x_rounded);
+  if (mlp.kind() == nn::MlpKind::SwiGLU) {
+    weight_rows(weight, mlp.c_fc().bias(), first, last, normed, x_rounded, projected.data());
+    weight_rows(weight, mlp.c_fc().bias(), hidden_size + first, hidden_size + last, normed, x_rounded, projected.data());
+    nn::row_kernels().swiglu_row(projected.data() + first, projected.data() + hidden_size + first, hidden + first,
+                                 last - first);
+    return;
+  }
+  weight_rows(weight, mlp.c_fc().bias(), first, last, normed, x_rounded, hidden);
+  if (mlp.kind() == nn::MlpKind::Gelu) {
+    nn::row_kernels().gelu_in_place(hidden + first, last - first, gelu);
+  } else {
+    for (int64_t row = first; row < last; ++row) {
+      const float r = hidden[row] < 0 ? 0.0f : hidden[row];
+      hidden[row] = r * r;
+    }
+  }
+}
 
 }  // namespace
 
@@ -141,7 +210,7 @@ std::string GPT::why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>
   if (ids.size(0) != 1 || ids.size(1) != 1)
     return "ids of shape " + shape_str(ids.shape()) + " (the fused step takes one token, (1, 1))";
   if (is_training() && config_.dropout > 0) return "dropout is on (training mode); call eval()";
-  const Shape expected{1, config_.n_head, 0, config_.n_embd / config_.n_head};  // capacity left open
+  const Shape expected{1, config_.kv_heads(), 0, config_.head_size()};  // capacity left open
   for (const nn::KVCache& cache : caches) {
     if (!cache.keys.defined() || !cache.values.defined()) return "a cache is empty; make the caches with make_caches";
     const Shape& shape = cache.keys.shape();
@@ -166,15 +235,20 @@ Tensor GPT::decode_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
 
 Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   NoGradGuard no_grad;
-  const int64_t channels = config_.n_embd, heads = config_.n_head, head_size = channels / heads;
+  const nn::TransformerOptions options = config_.transformer_options();
+  const int64_t channels = config_.n_embd, heads = config_.n_head, head_size = options.head_size();
+  const int64_t hidden_size = options.hidden_size();
   const int64_t position = caches.front().length;
   std::vector<float> x = raw::contiguous(embed(ids, position)).to_vector<float>();  // (C), the residual stream
   std::vector<float> rope_cosines, rope_sines;  // this position's turn, the same in every layer
   if (config_.positional == PositionalEncoding::Rope)
-    nn::rope_tables(1, head_size, position, config_.rope_base, rope_cosines, rope_sines);
-  std::vector<float> qkv(3 * channels), attended(channels), hidden(4 * channels);
+    nn::rope_tables(1, position, options.rotary.inverse_frequencies(head_size), rope_cosines, rope_sines);
+  std::vector<float> qkv(options.qkv_width()), attended(options.attention_width()), hidden(hidden_size);
+  std::vector<float> projected(options.mlp == nn::MlpKind::SwiGLU ? 2 * hidden_size : 0);  // gate and up
   const QuantizedMatrix lm_weight = lm_head_ ? lm_head_->quantized_weight() : wte_->quantized_weight();  // (V, C)
   Tensor logits = Tensor::empty({1, 1, config_.vocab_size}, DType::Float32);
+  // GPT-2's layout lets each thread make only its own heads' q, k and v rows.
+  const bool own_heads_only = options.plain_attention();
 
   run_in_team([&](Team& team) {
     // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
@@ -182,28 +256,26 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
     RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
-      layer_norm_into(block.ln_1(), x.data(), normed.data(), channels);
-      if (team.threads() <= heads) {
+      normalize_into(block.ln_1(), x.data(), normed.data(), channels);
+      if (own_heads_only && team.threads() <= heads) {
         qkv_of_own_heads(team, block.attn().qkv(), heads, head_size, normed.data(), x_rounded, qkv.data());
-      } else {  // more threads than heads: all of them on the product, then the heads
+      } else {  // all threads on the product, then the heads
         linear_share(team, block.attn().qkv(), normed.data(), x_rounded, qkv.data());
         team.sync();
       }
-      const AttentionStep attention{qkv.data(), rope_cosines, rope_sines, caches[layer],
-                                    heads,      head_size,    position,   attended.data()};
+      const AttentionStep attention{qkv.data(), block.attn(), rope_cosines, rope_sines, caches[layer], position,
+                                    attended.data()};
       attention.run(team, scores, query);
       team.sync();
       add_linear_share(team, block.attn().c_proj(), attended.data(), x_rounded, branch.data(), x.data());
       team.sync();
-      layer_norm_into(block.ln_2(), x.data(), normed.data(), channels);
-      linear_share(team, block.mlp().c_fc(), normed.data(), x_rounded, hidden.data());
-      const auto [first, last] = team.share(4 * channels);  // the rows this thread just wrote
-      nn::row_kernels().gelu_in_place(hidden.data() + first, last - first, config_.gelu);
+      normalize_into(block.ln_2(), x.data(), normed.data(), channels);
+      mlp_share(team, block.mlp(), normed.data(), x_rounded, projected, hidden.data(), config_.gelu);
       team.sync();
       add_linear_share(team, block.mlp().c_proj(), hidden.data(), x_rounded, branch.data(), x.data());
       team.sync();
     }
-    layer_norm_into(*ln_f_, x.data(), normed.data(), channels);
+    normalize_into(*ln_f_, x.data(), normed.data(), channels);
     const auto [first, last] = team.share(config_.vocab_size);
     prepare_rows(lm_weight, normed.data(), x_rounded);
     weight_rows(lm_weight, Tensor(), first, last, normed.data(), x_rounded, logits.data<float>());

@@ -196,7 +196,12 @@ std::unique_ptr<GPT> load_hf_gpt2(const std::string& directory) {
 void export_hf_gpt2(const GPT& model, const std::string& directory) {
   const GPTConfig& config = model.config();
   const std::string where = "export_hf_gpt2: " + directory;
-  check(config.bias, where, ": GPT-2's layout has biases; this model has none (bias = false)");
+  check(config.bias == nn::BiasMode::All, where, ": GPT-2's layout has biases on every Linear; this model's bias mode is '",
+        nn::bias_mode_name(config.bias), "'");
+  check(config.transformer_options().plain_attention() && config.norm == nn::NormKind::LayerNorm &&
+            config.mlp == nn::MlpKind::Gelu,
+        where, ": GPT-2's layout holds GPT-2's block (LayerNorm, GELU MLP, one KV head per head of C / NH); this model's "
+        "block is the Llama-style one");
   check(config.positional == PositionalEncoding::Learned, where, ": GPT-2's layout has learned positions; this model's are ",
         positional_encoding_name(config.positional));
   check(!config.scale_embeddings, where, ": GPT-2 does not scale token embeddings by sqrt(C); this model does");

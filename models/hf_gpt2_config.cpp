@@ -71,8 +71,8 @@ GPTConfig hf_gpt2_config(const Json& config_json, const std::string& where) {
   config.block_size = read_size(config_json, where, config_json.contains("n_positions") ? "n_positions" : "n_ctx");
   config.gelu = read_activation(config_json, where);
   if (const Json* epsilon = optional_key(config_json, where, "layer_norm_epsilon", &Json::is_number, "a number")) {
-    config.layer_norm_eps = epsilon->get<double>();
-    check(config.layer_norm_eps > 0 && std::isfinite(config.layer_norm_eps), where,
+    config.norm_eps = epsilon->get<double>();
+    check(config.norm_eps > 0 && std::isfinite(config.norm_eps), where,
           ": \"layer_norm_epsilon\" must be positive, got ", epsilon->dump());
   }
   if (const Json* tied = optional_key(config_json, where, "tie_word_embeddings", &Json::is_boolean, "true or false"))
@@ -109,7 +109,7 @@ Json hf_gpt2_config_json(const GPTConfig& config) {
       {"n_ctx", config.block_size},
       {"n_inner", nullptr},
       {"vocab_size", config.vocab_size},
-      {"layer_norm_epsilon", config.layer_norm_eps},
+      {"layer_norm_epsilon", config.norm_eps},
       {"activation_function", config.gelu == nn::GeluApproximation::Tanh ? "gelu_new" : "gelu"},
       {"tie_word_embeddings", config.tie_embeddings},
       {"scale_attn_weights", true},

@@ -12,7 +12,7 @@ namespace tg::nn {
 
 KVCache CausalSelfAttention::make_cache(int64_t batch, int64_t capacity) const {
   check(batch > 0 && capacity > 0, "make_cache: batch and capacity must be positive, got ", batch, " and ", capacity);
-  const Shape shape{batch, options_.n_head, capacity, options_.head_size()};  // (B, NH, capacity, HS)
+  const Shape shape{batch, options_.kv_heads(), capacity, options_.head_size()};  // (B, KVH, capacity, HD)
   return KVCache{Tensor::empty(shape, options_.dtype), Tensor::empty(shape, options_.dtype), 0};
 }
 
@@ -27,13 +27,14 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, KVCache& cache) cons
         " new positions exceed the cache capacity ", capacity);
   NoGradGuard no_grad;
   // New positions sit at absolute positions start .. start + Tnew - 1 (RoPE rotates by those).
-  const QKVHeads heads = split_heads(qkv_->forward(x), options_, start);  // (B, NH, Tnew, HS) each
-  raw::copy_(raw::narrow(cache.keys, 2, start, new_positions), heads.k);
-  raw::copy_(raw::narrow(cache.values, 2, start, new_positions), heads.v);
+  const QKVHeads split = heads(qkv_->forward(x), start);  // q (B, NH, Tnew, HD), k, v (B, KVH, Tnew, HD)
+  raw::copy_(raw::narrow(cache.keys, 2, start, new_positions), split.k);
+  raw::copy_(raw::narrow(cache.values, 2, start, new_positions), split.v);
   cache.length = start + new_positions;
-  const Tensor keys = raw::narrow(cache.keys, 2, 0, cache.length);      // (B, NH, Tk, HS)
-  const Tensor values = raw::narrow(cache.values, 2, 0, cache.length);  // (B, NH, Tk, HS)
-  const Tensor merged = causal_attention(heads.q, keys, values);       // (B, Tnew, C)
+  const Tensor keys = raw::narrow(cache.keys, 2, 0, cache.length);      // (B, KVH, Tk, HD)
+  const Tensor values = raw::narrow(cache.values, 2, 0, cache.length);  // (B, KVH, Tk, HD)
+  const Tensor merged = causal_attention(split.q, repeat_kv_heads(keys, options_.n_head),
+                                         repeat_kv_heads(values, options_.n_head));  // (B, Tnew, NH HD)
   return dropout_->forward(c_proj_->forward(merged));
 }
 

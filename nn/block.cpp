@@ -6,9 +6,9 @@ namespace tg::nn {
 
 Block::Block(const TransformerOptions& options, std::shared_ptr<Generator> dropout_generator) {
   options.validate();
-  ln_1_ = register_module("ln_1", std::make_shared<LayerNorm>(options.n_embd, options.bias, options.layer_norm_eps, options.dtype));
+  ln_1_ = register_module("ln_1", make_normalization(options, options.n_embd));
   attn_ = register_module("attn", std::make_shared<CausalSelfAttention>(options, dropout_generator));
-  ln_2_ = register_module("ln_2", std::make_shared<LayerNorm>(options.n_embd, options.bias, options.layer_norm_eps, options.dtype));
+  ln_2_ = register_module("ln_2", make_normalization(options, options.n_embd));
   mlp_ = register_module("mlp", std::make_shared<MLP>(options, std::move(dropout_generator)));
 }
 

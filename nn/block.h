@@ -1,15 +1,16 @@
-// A pre-LayerNorm transformer block (GPT-2):
+// A pre-norm transformer block (GPT-2's, and Llama's with RMSNorm and its MLP):
 //
 //   x = x + attn(ln_1(x))     x (B, T, C)
 //   x = x + mlp(ln_2(x))
 //
+// ln_1 and ln_2 are LayerNorm or RMSNorm (TransformerOptions::norm).
 // Normalising before each branch, with the residual stream left untouched,
 // keeps gradients well-scaled through deep stacks.
 #pragma once
 #include <memory>
 
 #include "tinygpt/nn/attention.h"
-#include "tinygpt/nn/layer_norm.h"
+#include "tinygpt/nn/normalization.h"
 #include "tinygpt/nn/mlp.h"
 
 namespace tg::nn {
@@ -22,16 +23,16 @@ class Block : public Module {
   // x (B, Tnew, C), the newest positions, with the layer's KV cache (nn/attention_cached.cpp).
   Tensor forward_cached(const Tensor& x, KVCache& cache) const;
 
-  const LayerNorm& ln_1() const { return *ln_1_; }
+  const Normalization& ln_1() const { return *ln_1_; }
   const CausalSelfAttention& attn() const { return *attn_; }
-  const LayerNorm& ln_2() const { return *ln_2_; }
+  const Normalization& ln_2() const { return *ln_2_; }
   const MLP& mlp() const { return *mlp_; }
   std::string describe() const override { return "Block"; }
 
  private:
-  std::shared_ptr<LayerNorm> ln_1_;
+  std::shared_ptr<Normalization> ln_1_;
   std::shared_ptr<CausalSelfAttention> attn_;
-  std::shared_ptr<LayerNorm> ln_2_;
+  std::shared_ptr<Normalization> ln_2_;
   std::shared_ptr<MLP> mlp_;
 };
 

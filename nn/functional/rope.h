@@ -1,16 +1,18 @@
 // Rotary position embedding (RoPE; Su et al. 2021, "RoFormer").
 //
-// x (B, NH, T, HS), HS even. Each pair of channels (x_2i, x_2i+1) of the vector at
+// x (B, NH, T, HS), HS even. Each pair of channels (a, b) of the vector at
 // position pos = position_offset + t is rotated by the angle pos * theta_i, with
-// theta_i = base^(-2i / HS):
+// theta_i = base^(-2i / HS) (or its rescaling: nn/functional/rope_frequencies.h):
 //
-//   y_2i   = x_2i cos(pos theta_i) - x_2i+1 sin(pos theta_i)
-//   y_2i+1 = x_2i sin(pos theta_i) + x_2i+1 cos(pos theta_i)
+//   y_a = x_a cos(pos theta_i) - x_b sin(pos theta_i)
+//   y_b = x_a sin(pos theta_i) + x_b cos(pos theta_i)
 //
-// Layout: we rotate *interleaved* pairs (2i, 2i+1), as the RoFormer paper does.
-// GPT-NeoX and LLaMA's reference code rotate the *half-split* pairs (i, i + HS/2)
-// instead; the two are the same up to a fixed permutation of the channels, so
-// weights trained with one layout do not load into the other without permuting.
+// Which channels pair up (Rotary::pairing): *interleaved* (2i, 2i+1), as the
+// RoFormer paper, the default and what tinygpt's GPT-2 models with
+// --positional rope use; or *half* (i, i + HS/2), "rotate half", as GPT-NeoX,
+// Llama, Qwen and every Hugging Face checkpoint (the modern block's presets).
+// The two are the same up to a fixed permutation of the channels, so weights
+// trained with one do not load into the other without permuting.
 //
 // x may be any strided view whose last dim is contiguous (q, k split out of a
 // QKV projection). Returns a new contiguous (B, NH, T, HS) tensor. Float32 or float64.
@@ -18,12 +20,16 @@
 #pragma once
 #include <cstdint>
 
+#include "tinygpt/nn/functional/rope_frequencies.h"
 #include "tinygpt/tensor/tensor.h"
 
 namespace tg::nn {
 
+Tensor rope(const Tensor& x, int64_t position_offset, const Rotary& rotary);
+// Interleaved pairs, unscaled frequencies of `base`.
 Tensor rope(const Tensor& x, int64_t position_offset = 0, double base = 10000.0);
 // The same composed of autograd ops (slices, mul, add, cat) with constant cos/sin tables.
+Tensor rope_reference(const Tensor& x, int64_t position_offset, const Rotary& rotary);
 Tensor rope_reference(const Tensor& x, int64_t position_offset = 0, double base = 10000.0);
 
 }  // namespace tg::nn

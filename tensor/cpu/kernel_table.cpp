@@ -6,8 +6,10 @@
 #include "tinygpt/tensor/cpu/adamw_kernels.h"
 #include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "tinygpt/tensor/cpu/cross_entropy_kernels.h"
+#include "tinygpt/tensor/cpu/gated_activation_kernels.h"
 #include "tinygpt/tensor/cpu/gelu_kernels.h"
 #include "tinygpt/tensor/cpu/layer_norm_kernels.h"
+#include "tinygpt/tensor/cpu/rms_norm_kernels.h"
 #include "tinygpt/tensor/cpu/rope_kernels.h"
 
 namespace tg::nn::TG_ISA {
@@ -18,7 +20,9 @@ template <class T>
 constexpr FunctionalKernels<T> kernels_of() {
   return {&layer_norm_forward_kernel<T>,    &layer_norm_backward_kernel<T>, &gelu_forward_kernel<T>,
           &gelu_backward_kernel<T>,         &attention_forward_kernel<T>,   &attention_backward_kernel<T>,
-          &rope_kernel<T>,                  &cross_entropy_forward_kernel<T>, &cross_entropy_backward_kernel<T>};
+          &rope_kernel<T>,                  &cross_entropy_forward_kernel<T>, &cross_entropy_backward_kernel<T>,
+          &rms_norm_forward_kernel<T>,      &rms_norm_backward_kernel<T>,   &swiglu_forward_kernel<T>,
+          &swiglu_backward_kernel<T>,       &relu_squared_forward_kernel<T>, &relu_squared_backward_kernel<T>};
 }
 
 }  // namespace
@@ -26,7 +30,8 @@ constexpr FunctionalKernels<T> kernels_of() {
 const KernelTables kKernelTables = {
     kernels_of<float>(),
     kernels_of<double>(),
-    {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query},
+    {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query, &rms_norm_row<float>,
+     &swiglu_row<float>},
     {&adamw_kernel},
 };
 

@@ -6,7 +6,8 @@
 //
 // which picks the copy for this CPU (TINYGPT_ISA=avx2 forces the AVX2 one).
 // The kernels themselves, with their shapes and formulas, are in
-// layer_norm_kernels.h, gelu_kernels.h, attention_kernels.h, rope_kernels.h,
+// layer_norm_kernels.h, rms_norm_kernels.h, gelu_kernels.h,
+// gated_activation_kernels.h, attention_kernels.h, rope_kernels.h,
 // cross_entropy_kernels.h and adamw_kernels.h.
 #pragma once
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "tinygpt/tensor/cpu/attention_kernels.h"
 #include "tinygpt/tensor/cpu/layer_norm_kernels.h"
 #include "tinygpt/tensor/cpu/gelu_approximation.h"
+#include "tinygpt/tensor/cpu/rope_pairing.h"
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/shape.h"
 
@@ -35,11 +37,18 @@ struct FunctionalKernels {
                              const HeadRows<T>& v, T* dq, T* dk, T* dv, int64_t grad_row_stride,
                              const AttentionShape& shape);
   void (*rope)(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
-               const std::vector<T>& sines, T direction);
+               const std::vector<T>& sines, T direction, RopePairing pairing);
   double (*cross_entropy_forward)(const T* logits, const int64_t* targets, T* row_stats, int64_t rows,
                                   int64_t classes, int64_t ignore_index);
   void (*cross_entropy_backward)(const T* logits, const int64_t* targets, const T* row_stats, T dloss_per_row,
                                  T* dlogits, int64_t rows, int64_t classes, int64_t ignore_index);
+  void (*rms_norm_forward)(const T* x, const T* weight, T* y, T* rstd, int64_t rows, int64_t channels, double eps);
+  void (*rms_norm_backward)(const T* dy, const T* x, const T* weight, const T* rstd, T* dx, T* dweight, int64_t rows,
+                            int64_t channels);
+  void (*swiglu_forward)(const T* x, T* y, int64_t rows, int64_t hidden);
+  void (*swiglu_backward)(const T* dy, const T* x, T* dx, int64_t rows, int64_t hidden);
+  void (*relu_squared_forward)(const T* x, T* y, int64_t count);
+  void (*relu_squared_backward)(const T* dy, const T* x, T* dx, int64_t count);
 };
 
 // The one-row pieces of those kernels that the fused decode step
@@ -50,9 +59,11 @@ struct RowKernels {
                                       int64_t channels, double eps);
   void (*gelu_in_place)(float* values, int64_t count, GeluApproximation approximation);
   void (*rope_rotate_row)(const float* x, float* y, const float* cosines, const float* sines, int64_t pairs,
-                          float direction);
+                          float direction, RopePairing pairing);
   void (*attend_one_query)(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
                            int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y);
+  float (*rms_norm_row)(const float* x, const float* weight, float* y, int64_t channels, double eps);
+  void (*swiglu_row)(const float* gate, const float* up, float* y, int64_t hidden);
 };
 
 // The optimiser's update loop (float only).

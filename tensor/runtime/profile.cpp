@@ -48,7 +48,10 @@ const char* profile_family_name(ProfileFamily family) {
     case ProfileFamily::gemm: return "gemm";
     case ProfileFamily::attention: return "attention";
     case ProfileFamily::layer_norm: return "layer norm";
+    case ProfileFamily::rms_norm: return "rms norm";
     case ProfileFamily::gelu: return "gelu";
+    case ProfileFamily::swiglu: return "swiglu";
+    case ProfileFamily::relu_squared: return "relu^2";
     case ProfileFamily::cross_entropy: return "cross-entropy";
     case ProfileFamily::dropout: return "dropout";
     case ProfileFamily::rope: return "rope";

@@ -40,7 +40,10 @@ enum class ProfileFamily : uint8_t {
   gemm,           // matrix products of autograd's matmul, one row per role ("attn.qkv") and pass
   attention,      // fused causal attention, its per-head block products included (nn/functional/attention.cpp)
   layer_norm,
+  rms_norm,
   gelu,
+  swiglu,
+  relu_squared,
   cross_entropy,
   dropout,
   rope,

@@ -296,7 +296,7 @@ TEST_CASE("walk_through: the loss, the target probabilities and the gradients ma
 TEST_CASE("walk_through: untied head, no biases, scaled embeddings, exact GELU, a model in training mode") {
   GPTConfig config = tiny_walkthrough_config(PositionalEncoding::Sinusoidal);
   config.tie_embeddings = false;
-  config.bias = false;
+  config.bias = nn::BiasMode::None;
   config.scale_embeddings = true;
   config.gelu = nn::GeluApproximation::Erf;
   config.dropout = 0.5;  // the walk-through and its check run in eval mode

@@ -73,7 +73,7 @@ TEST_CASE("presets: the published GPT-2 shapes and the character-level ones") {
          baby.batch_size == 64));
   CHECK(GPTConfig::preset_named("gpt2", 100).vocab_size == 100);  // a tokenizer's vocabulary wins
   CHECK_THROWS_WITH_AS(GPTConfig::preset_named("gpt3"),
-                       doctest::Contains("unknown preset 'gpt3' (known: gpt2, gpt2-medium, gpt2-large, gpt2-xl, cpu-small, baby)"),
+                       doctest::Contains("unknown preset 'gpt3' (known: gpt2, gpt2-medium, gpt2-large, gpt2-xl, cpu-small, baby, llama-small, smollm2-135m, qwen3-0.6b, llama-3.2-1b)"),
                        Error);
   CHECK_THROWS_WITH_AS(GPTConfig::preset_named("baby"), doctest::Contains("comes from the tokenizer"), Error);
 }
@@ -84,7 +84,7 @@ TEST_CASE("parameter_count: closed form equals the model's count") {
   GPTConfig untied = tiny();
   untied.tie_embeddings = false;
   GPTConfig no_bias = tiny(PositionalEncoding::Rope);
-  no_bias.bias = false;
+  no_bias.bias = nn::BiasMode::None;
   std::vector<GPTConfig> configs{tiny(PositionalEncoding::Learned), tiny(PositionalEncoding::Sinusoidal),
                                  tiny(PositionalEncoding::Rope), untied, no_bias,
                                  GPTConfig::preset_named("cpu-small", 65), GPTConfig::preset_named("baby", 65)};

@@ -85,7 +85,7 @@ TEST_CASE("decode_step: the module-by-module step's logits and caches, bit for b
   for (const Variant& variant : variants) {
     INFO(variant.name);
     GPTConfig config = small(variant.positional);
-    config.bias = variant.bias;
+    config.bias = variant.bias ? nn::BiasMode::All : nn::BiasMode::None;
     config.tie_embeddings = variant.tie;
     config.gelu = variant.gelu;
     config.scale_embeddings = variant.scale_embeddings;

@@ -223,7 +223,7 @@ TEST_CASE("hf_gpt2: an untied model with the erf GELU round trips too") {
   config.block_size = 8;
   config.tie_embeddings = false;
   config.gelu = nn::GeluApproximation::Erf;
-  config.layer_norm_eps = 1e-6;
+  config.norm_eps = 1e-6;
   const GPT model(config, 3);
   ScratchDirectory scratch;
   export_hf_gpt2(model, scratch.path.string());
@@ -236,7 +236,7 @@ TEST_CASE("hf_gpt2: an untied model with the erf GELU round trips too") {
 
   const auto loaded = load_hf_gpt2(scratch.path.string());
   CHECK(loaded->config().gelu == nn::GeluApproximation::Erf);
-  CHECK(loaded->config().layer_norm_eps == 1e-6);
+  CHECK(loaded->config().norm_eps == 1e-6);
   CHECK_FALSE(loaded->config().tie_embeddings);
   check_same_parameters(model, *loaded);
 }
@@ -402,7 +402,7 @@ TEST_CASE("hf_gpt2: export refuses models GPT-2's layout cannot hold") {
   rope.positional = PositionalEncoding::Rope;
   refused(rope, DType::Float32, "GPT-2's layout has learned positions; this model's are rope");
   GPTConfig no_bias = config;
-  no_bias.bias = false;
+  no_bias.bias = nn::BiasMode::None;
   refused(no_bias, DType::Float32, "GPT-2's layout has biases");
   GPTConfig scaled = config;
   scaled.scale_embeddings = true;

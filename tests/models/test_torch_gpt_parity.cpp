@@ -18,25 +18,12 @@
 #include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
 
+#include "torch_model_match.h"
+
 using namespace tg;
+using tg::testing::check_matches;
 
 namespace {
-
-// |actual - expected| <= 1e-5 (|expected| + max |expected|) elementwise: 1e-5
-// relative to each value, with the tensor's own scale as the floor, so values near
-// zero (a gradient that nearly cancels) are held to the tensor's precision, not to
-// an impossible relative one.
-void check_matches(const Tensor& actual, const Tensor& expected, const std::string& what) {
-  CAPTURE(what);
-  REQUIRE(actual.shape() == expected.shape());
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  double scale = 0;
-  for (double value : e) scale = std::max(scale, std::abs(value));
-  double worst = 0;  // the largest error in units of the allowed error
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - e[i]) / (1e-5 * (std::abs(e[i]) + scale)));
-  CAPTURE(worst);
-  CHECK(worst <= 1.0);
-}
 
 double metadata_number(const SafetensorsFile& fixture, const std::string& key) {
   return std::stod(fixture.metadata.at(key));
@@ -54,9 +41,9 @@ GPTConfig fixture_config(const SafetensorsFile& fixture) {
   config.positional = positional_encoding_named(json.at("positional"));
   config.rope_base = json.at("rope_base");
   config.dropout = 0;
-  config.bias = true;
+  config.bias = nn::BiasMode::All;
   config.gelu = nn::GeluApproximation::Tanh;
-  config.layer_norm_eps = 1e-5;
+  config.norm_eps = 1e-5;
   config.tie_embeddings = true;
   config.validate();
   return config;

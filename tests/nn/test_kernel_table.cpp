@@ -37,7 +37,7 @@ double relative_difference(const std::vector<float>& a, const std::vector<float>
 
 }  // namespace
 
-TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, attention, RoPE, cross-entropy)") {
+TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, RMSNorm, GELU, SwiGLU, ReLU^2, attention, RoPE, cross-entropy)") {
   if (!cpu_has_avx512()) {
     MESSAGE("this CPU has no AVX-512: only the AVX2 copy can run here");
     return;
@@ -127,15 +127,50 @@ TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, GELU, at
     for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-6);
   }
 
-  SUBCASE("RoPE") {
+  SUBCASE("RoPE, both pairings") {
     const Shape shape{2, 3, 5, 8};
     const auto x = random_values(2 * 3 * 5 * 8, 11), cosines = random_values(5 * 4, 12), sines = random_values(5 * 4, 13);
-    std::vector<float> y[2];
-    for (int copy = 0; copy < 2; ++copy) {
-      y[copy].resize(x.size());
-      (copy == 0 ? avx2 : avx512).rope(x.data(), {120, 40, 8, 1}, y[copy].data(), shape, cosines, sines, 1.0f);
+    for (const RopePairing pairing : {RopePairing::Interleaved, RopePairing::Half}) {
+      std::vector<float> y[2];
+      for (int copy = 0; copy < 2; ++copy) {
+        y[copy].resize(x.size());
+        (copy == 0 ? avx2 : avx512).rope(x.data(), {120, 40, 8, 1}, y[copy].data(), shape, cosines, sines, 1.0f, pairing);
+      }
+      CHECK(relative_difference(y[1], y[0]) < 1e-6);
     }
-    CHECK(relative_difference(y[1], y[0]) < 1e-6);
+  }
+
+  SUBCASE("RMSNorm forward and backward, with and without weight") {
+    const auto x = random_values(rows * channels, 21), weight = random_values(channels, 22),
+               dy = random_values(rows * channels, 23);
+    for (const float* w : {weight.data(), static_cast<const float*>(nullptr)}) {
+      std::vector<std::vector<float>> outputs[2];
+      for (int copy = 0; copy < 2; ++copy) {
+        const FunctionalKernels<float>& kernels = copy == 0 ? avx2 : avx512;
+        std::vector<float> y(rows * channels), rstd(rows), dx(rows * channels), dweight(channels, 0.0f);
+        kernels.rms_norm_forward(x.data(), w, y.data(), rstd.data(), rows, channels, 1e-6);
+        kernels.rms_norm_backward(dy.data(), x.data(), w, rstd.data(), dx.data(), w ? dweight.data() : nullptr, rows,
+                                  channels);
+        outputs[copy] = {y, rstd, dx, dweight};
+      }
+      for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-5);
+    }
+  }
+
+  SUBCASE("SwiGLU and ReLU^2 forward and backward") {
+    const int64_t hidden = 45;
+    const auto x = random_values(rows * 2 * hidden, 31), dy = random_values(rows * 2 * hidden, 32);
+    std::vector<std::vector<float>> outputs[2];
+    for (int copy = 0; copy < 2; ++copy) {
+      const FunctionalKernels<float>& kernels = copy == 0 ? avx2 : avx512;
+      std::vector<float> y(rows * hidden), dx(rows * 2 * hidden), y2(rows * 2 * hidden), dx2(rows * 2 * hidden);
+      kernels.swiglu_forward(x.data(), y.data(), rows, hidden);
+      kernels.swiglu_backward(dy.data(), x.data(), dx.data(), rows, hidden);
+      kernels.relu_squared_forward(x.data(), y2.data(), rows * 2 * hidden);
+      kernels.relu_squared_backward(dy.data(), x.data(), dx2.data(), rows * 2 * hidden);
+      outputs[copy] = {y, dx, y2, dx2};
+    }
+    for (size_t i = 0; i < outputs[0].size(); ++i) CHECK(relative_difference(outputs[1][i], outputs[0][i]) < 1e-6);
   }
 }
 

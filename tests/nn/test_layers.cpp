@@ -216,7 +216,7 @@ TEST_CASE("split_heads: q, k, v are views of qkv's thirds, head by head; RoPE tu
   CHECK(turned.q.to_vector<double>() != heads.q.to_vector<double>());
   CHECK(turned.k.to_vector<double>() != heads.k.to_vector<double>());
   CHECK_THROWS_WITH_AS(split_heads(zeros({2, 3, 16}, DType::Float64), options, 0),
-                       doctest::Contains("split_heads: qkv of shape (2, 3, 16) must be (B, T, 3C) with C = 8"), Error);
+                       doctest::Contains("split_heads: qkv of shape (2, 3, 16) must be (B, T, (NH + 2 KVH) HD) = (B, T, 24)"), Error);
 }
 
 TEST_CASE("attention: a later position never changes an earlier output") {
