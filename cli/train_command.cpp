@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/block_flags.h"
 #include "cli/commands.h"
 #include "cli/config_file.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
@@ -75,11 +76,16 @@ struct TrainArguments {
   int64_t layers = 0, heads = 0, dims = 0, block_size = 0, batch_size = 0;
   double dropout = 0;
   std::string positional;
+  BlockFlags block;  // the block's switches (cli/block_flags.h)
 };
 
 // Flags that shape the model or its data: fixed once a run has started.
-constexpr const char* kModelFlags[] = {"--config", "--layers", "--heads", "--dims", "--block-size", "--batch-size",
-                                       "--dropout", "--positional"};
+std::vector<std::string> model_flags() {
+  std::vector<std::string> flags = {"--config",     "--layers",     "--heads",   "--dims",
+                                    "--block-size", "--batch-size", "--dropout", "--positional"};
+  flags.insert(flags.end(), block_flag_names().begin(), block_flag_names().end());
+  return flags;
+}
 
 // The flag of a training setting: "--min-lr" for min_lr.
 std::string flag_of(const TrainSetting& setting) {
@@ -111,11 +117,15 @@ void check_preset_name(const std::string& name) {
 }
 
 // Flags that shape the model itself: a fine-tuned model has its initial model's.
-constexpr const char* kArchitectureFlags[] = {"--config", "--layers", "--heads", "--dims", "--positional"};
+std::vector<std::string> architecture_flags() {
+  std::vector<std::string> flags = {"--config", "--layers", "--heads", "--dims", "--positional"};
+  flags.insert(flags.end(), block_flag_names().begin(), block_flag_names().end());
+  return flags;
+}
 
 // The flags a resumed run rejects: the model's and the training settings' that are not resumable (--seed).
 std::vector<std::string> fixed_flags() {
-  std::vector<std::string> flags(std::begin(kModelFlags), std::end(kModelFlags));
+  std::vector<std::string> flags = model_flags();
   flags.push_back("--init-from");
   for (const TrainSetting& setting : kTrainSettings)
     if (setting.help && !setting.resumable) flags.push_back(flag_of(setting));
@@ -145,14 +155,16 @@ GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments)
   if (command.count("--dims")) config.n_embd = arguments.dims;
   apply_run_overrides(command, arguments, config);
   if (command.count("--positional")) config.positional = positional_encoding_named(arguments.positional);
+  apply_block_flags(command, arguments.block, config);
   // The shape rules GPTConfig::validate enforces, said with the flags that broke them.
   const std::string dims = size_in_user_words(command, "--dims", config.n_embd, arguments.preset, "channels");
   const std::string heads = size_in_user_words(command, "--heads", config.n_head, arguments.preset, "heads");
-  check_usage(config.n_embd % config.n_head == 0, dims, command.count("--dims") ? " is" : " are", " not divisible by ", heads,
-              " (each head gets the same share of the channels)");
-  check_usage(config.positional != PositionalEncoding::Rope || (config.n_embd / config.n_head) % 2 == 0,
-              "with --positional rope the head size must be even (RoPE turns pairs of channels), but ", dims, " / ",
-              heads, " is ", config.n_embd / config.n_head);
+  check_usage(config.head_dim > 0 || config.n_embd % config.n_head == 0, dims, command.count("--dims") ? " is" : " are",
+              " not divisible by ", heads, " (each head gets the same share of the channels, unless --head-dim sizes them)");
+  const std::string head_size = config.head_dim > 0 ? "--head-dim " + std::to_string(config.head_dim)
+                                                    : dims + " / " + heads + " is " + std::to_string(config.head_size());
+  check_usage(config.positional != PositionalEncoding::Rope || config.head_size() % 2 == 0,
+              "with --positional rope the head size must be even (RoPE turns pairs of channels), but ", head_size);
   return config;
 }
 
@@ -165,8 +177,8 @@ std::string count_of(int64_t count, const char* noun) {
 std::string model_description(const CLI::App& command, const GPTConfig& config) {
   std::string text = config.preset;
   int changes = 0;
-  for (const char* flag : kModelFlags)
-    if (std::string(flag) != "--config" && command.count(flag)) text += (changes++ == 0 ? " changed by " : ", ") + std::string(flag);
+  for (const std::string& flag : model_flags())
+    if (flag != "--config" && command.count(flag)) text += (changes++ == 0 ? " changed by " : ", ") + flag;
   return text;
 }
 
@@ -183,6 +195,7 @@ bool flag_keeps_checkpoint_value(const std::string& flag, const TrainArguments& 
   if (flag == "--dropout") return arguments.dropout == config.dropout;
   if (flag == "--positional") return arguments.positional == positional_encoding_name(config.positional);
   if (flag == "--seed") return arguments.settings.seed == header.settings.seed;
+  if (block_flag_keeps(flag, arguments.block, config)) return true;
   return false;  // --init-from: a resumed run starts from nothing else
 }
 
@@ -405,7 +418,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   check_usage(arguments.resume || !arguments.allow_new_data,
               "--allow-new-data lets a resumed run change its data: it goes with --resume");
   if (!arguments.init_from.empty()) {
-    for (const char* flag : kArchitectureFlags) {
+    for (const std::string& flag : architecture_flags()) {
       check(command.count(flag) == 0, "train --init-from: ", flag,
             " cannot be given: the model's shape comes from the model to start from (--block-size may shrink its "
             "context; --dropout and --batch-size apply)");
@@ -492,7 +505,8 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
       << data.splits.val.size() << "\n"
       << "model: " << model << (model == config.preset ? ", " : ": ") << count_of(config.n_layer, "layer") << ", " << count_of(config.n_head, "head") << ", "
             << config.n_embd << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << ", "
-            << positional_encoding_name(config.positional) << " positions, dropout " << config.dropout << ", "
+            << positional_encoding_name(config.positional) << " positions" << block_summary(config) << ", dropout "
+            << config.dropout << ", "
             << millions(run->model().parameter_count()) << " parameters\n"
             << "training: " << settings.iters << " steps of "
             << (job.size() > 1 ? std::to_string(job.size()) + " ranks x " : std::string())
@@ -582,6 +596,7 @@ void add_train_command(CLI::App& app) {
   command->add_option("--dropout", arguments->dropout, "Override the preset's dropout")->check(fraction_below_one());
   command->add_option("--positional", arguments->positional, "Positional encoding")
       ->check(CLI::IsMember({"learned", "sinusoidal", "rope"}));
+  add_block_flags(*command, arguments->block);
   for (const TrainSetting& setting : kTrainSettings) {
     if (!setting.help) continue;
     const auto add = [&](auto member) { return command->add_option(flag_of(setting), settings.*member, setting.help); };
