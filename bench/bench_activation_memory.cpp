@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
-    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, tg::GPTConfig::preset_vocab_size(preset) > 0 ? 0 : 65);
     config.block_size = std::max(config.block_size, block);
     config.dropout = 0;
     tg::GPT model(config, 1);

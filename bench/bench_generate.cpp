@@ -2,7 +2,10 @@
 // (re-running the whole window for every token), after prompts of several
 // lengths, for a randomly initialised model of a preset.
 //
-//   bench_generate --config baby --prompts 16,256,1024 --tokens 32 [--threads 2]
+//   bench_generate --config baby --prompts 16,256,1024 --tokens 32 [--threads 2] [--kv-heads N]
+//
+// --kv-heads sets the key/value heads of a preset (grouped-query attention): the
+// KV cache, which a long context reads for every token, holds KVH / NH of MHA's bytes.
 //
 // The context length is raised to fit the longest prompt plus the new tokens
 // (baby's own block is 256), so every run stays inside the window, where the
@@ -64,22 +67,26 @@ int main(int argc, char** argv) {
   int64_t tokens = 32;
   int threads = 0;
   bool skip_uncached = false;
+  int64_t kv_heads = 0;
   app.add_option("--config", preset, "Preset")->capture_default_str();
   app.add_option("--prompts", prompt_lengths, "Prompt lengths")->delimiter(',');
   app.add_option("--tokens", tokens, "New tokens per run")->capture_default_str();
   app.add_option("--threads", threads, "Threads (default: OMP_NUM_THREADS)");
   app.add_flag("--cache-only", skip_uncached, "Skip the runs without the cache");
+  app.add_option("--kv-heads", kv_heads, "Key/value heads (default: the preset's)");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) tg::set_num_threads(threads);
 
-  tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+  tg::GPTConfig config = tg::GPTConfig::preset_named(preset, tg::GPTConfig::preset_vocab_size(preset) > 0 ? 0 : 65);
   int64_t longest = 0;
   for (int64_t length : prompt_lengths) longest = std::max(longest, length);
   config.block_size = std::max(config.block_size, longest + tokens);
   config.dropout = 0;
+  if (kv_heads > 0) config.n_kv_head = kv_heads;
   tg::GPT model(config, 1);
-  std::printf("%s (block raised to %lld), %s, greedy, %lld new tokens per run\n", preset.c_str(),
-              static_cast<long long>(config.block_size), tg::thread_info().c_str(), static_cast<long long>(tokens));
+  std::printf("%s (block raised to %lld, %lld of %lld heads for keys and values), %s, greedy, %lld new tokens per run\n",
+              preset.c_str(), static_cast<long long>(config.block_size), static_cast<long long>(config.kv_heads()),
+              static_cast<long long>(config.n_head), tg::thread_info().c_str(), static_cast<long long>(tokens));
   std::printf("%8s %14s %22s %16s %8s\n", "prompt", "cached tok/s", "module by module tok/s", "uncached tok/s",
               "speedup");
 

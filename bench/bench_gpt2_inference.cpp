@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   try {
     tg::check(tokens >= 2 && prompt_length >= 1, "bench_gpt2_inference: needs --tokens >= 2 and --prompt >= 1");
     if (threads > 0) tg::set_num_threads(threads);
-    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, tg::GPTConfig::preset_vocab_size(preset) > 0 ? 0 : 65);
     config.block_size = std::max(config.block_size, prompt_length + tokens);
     config.dropout = 0;
     tg::GPT model(config, 1);

@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
-    // The character-level presets take tiny Shakespeare's 65 characters; gpt2 keeps 50257.
-    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, preset.starts_with("gpt2") ? 0 : 65);
+    // The character-level presets take tiny Shakespeare's 65 characters; the others keep their own vocabulary.
+    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, tg::GPTConfig::preset_vocab_size(preset) > 0 ? 0 : 65);
     config.block_size = std::max(config.block_size, block);
     config.dropout = 0;  // as in the PyTorch reference
     tg::GPT model(config, 1);

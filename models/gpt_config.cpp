@@ -114,6 +114,11 @@ InitScheme init_scheme_named(const std::string& name) { return value_in(kInitNam
 
 bool GPTConfig::preset_uses_gpt2_vocabulary(const std::string& name) { return preset_of(name).gpt2_vocab; }
 
+int64_t GPTConfig::preset_vocab_size(const std::string& name) {
+  const Preset& preset = preset_of(name);
+  return preset.gpt2_vocab ? kGpt2Vocab : preset.vocab;
+}
+
 namespace {
 
 // The switches of the Llama-style block and the sizes a preset gives it.

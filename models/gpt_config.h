@@ -81,6 +81,9 @@ struct GPTConfig {
   // True for the GPT-2 shapes (GPT-2 BPE), false for the character-level presets;
   // an unknown name throws as preset_named does.
   static bool preset_uses_gpt2_vocabulary(const std::string& name);
+  // The vocabulary size a preset has of its own (GPT-2's 50257, a published
+  // model's), or 0 for the character-level ones, which take the tokenizer's.
+  static int64_t preset_vocab_size(const std::string& name);
   static std::vector<std::string> preset_list();
   // The peak learning rate a run from scratch of this preset (or of a preset of this shape) starts with
   // (train's --lr default).
