@@ -33,7 +33,9 @@
 #include "tinygpt/nn/functional/dropout.h"
 #include "tinygpt/nn/functional/gelu.h"
 #include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/rms_norm.h"
 #include "tinygpt/nn/functional/rope.h"
+#include "tinygpt/nn/functional/swiglu.h"
 #include "tinygpt/tensor/view.h"
 
 using namespace tg;
@@ -176,6 +178,40 @@ void layer_norm(benchmark::State& state, const ModelShape& s, Mode mode) {
   set_rate(state, mode, 2 * element_bytes, 5 * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, x, dx
 }
 
+void rms_norm(benchmark::State& state, const ModelShape& s, Mode mode) {
+  const Tensor x = leaf({s.batch, s.positions, s.channels}, 15);
+  const Tensor weight = leaf({s.channels}, 16);
+  const Tensor dy = leaf({s.batch, s.positions, s.channels}, 17).detach();
+  measure(
+      state, mode, {x, weight}, dy, [&] { return nn::rms_norm(x, weight); },
+      [&] { return nn::rms_norm_reference(x, weight); });
+  const double element_bytes = 4.0 * s.rows() * s.channels;
+  set_rate(state, mode, 2 * element_bytes, 5 * element_bytes, "GB/s");  // fwd: x, y; bwd: dy, x, dx
+}
+
+// QK-norm: RMSNorm over each head's queries, a (B, NH, T, HS) strided view of the QKV projection.
+void qk_norm(benchmark::State& state, const ModelShape& s, Mode mode) {
+  const Tensor q = qkv_leaves(s)[0];
+  const Tensor weight = leaf({s.head_size()}, 18);
+  const Tensor dy = leaf({s.batch, s.heads, s.positions, s.head_size()}, 19).detach();
+  measure(
+      state, mode, {q, weight}, dy, [&] { return nn::rms_norm(q, weight); },
+      [&] { return nn::rms_norm_reference(q, weight); });
+  const double element_bytes = 4.0 * q.numel();
+  set_rate(state, mode, 2 * element_bytes, 5 * element_bytes, "GB/s");
+}
+
+// SwiGLU on the MLP's fused gate and up projection (B, T, 2H), H = 8/3 C rounded up to 64.
+void swiglu(benchmark::State& state, const ModelShape& s, Mode mode) {
+  const int64_t hidden = (8 * s.channels / 3 + 63) / 64 * 64;
+  const Tensor x = leaf({s.batch, s.positions, 2 * hidden}, 20);
+  const Tensor dy = leaf({s.batch, s.positions, hidden}, 21).detach();
+  measure(
+      state, mode, {x}, dy, [&] { return nn::swiglu(x); }, [&] { return nn::swiglu_reference(x); });
+  const double hidden_bytes = 4.0 * s.rows() * hidden;
+  set_rate(state, mode, 3 * hidden_bytes, 7 * hidden_bytes, "GB/s");  // fwd: x (2H), y; bwd: dy, x, dx (2H)
+}
+
 void gelu(benchmark::State& state, const ModelShape& s, Mode mode) {
   const Tensor x = leaf({s.batch, s.positions, 4 * s.channels}, 7);  // the MLP's hidden activation
   const Tensor dy = leaf({s.batch, s.positions, 4 * s.channels}, 8).detach();
@@ -234,8 +270,9 @@ struct Kernel {
   void (*run)(benchmark::State&, const ModelShape&, Mode);
 };
 
-constexpr Kernel kKernels[] = {{"attention", attention}, {"layer_norm", layer_norm},       {"gelu", gelu},
-                               {"cross_entropy", cross_entropy}, {"rope", rope}, {"dropout", dropout}};
+constexpr Kernel kKernels[] = {{"attention", attention}, {"layer_norm", layer_norm}, {"rms_norm", rms_norm},
+                               {"qk_norm", qk_norm},     {"gelu", gelu},             {"swiglu", swiglu},
+                               {"cross_entropy", cross_entropy}, {"rope", rope},     {"dropout", dropout}};
 
 void register_all() {
   for (const ModelShape& s : kShapes) {
