@@ -28,13 +28,20 @@
 // A mismatch names the program (its id in programs.json and its ops) and the
 // worst element.
 //
-// tests/reference/make_differential_edge_fixtures.py adds 600 programs of the
+// Programs 3000 to 3599 start with one of issue 35's ops (RMSNorm with and
+// without weight, SwiGLU, ReLU^2, RoPE with both pairings and its rescalings).
+//
+// tests/reference/make_differential_edge_fixtures.py adds 800 programs of the
 // classes issue 33 found wrong (frozen inputs, 0-d tensors through dim ops, extreme
 // values through the fused ops, in-place writes between forward and backward,
-// integer tensors with fractional scalars) in edge_programs.json, whose format
-// the script's docstring gives.
+// integer tensors with fractional scalars; the last 200 through issue 35's ops)
+// in edge_programs.json, whose format the script's docstring gives.
+//
+// The programs are too small for the kernels to use a second thread; the last
+// test case runs issue 35's ops past that size on 1 and 2 threads (kThreadPrograms).
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -48,10 +55,14 @@
 #include "tinygpt/nn/functional/cross_entropy.h"
 #include "tinygpt/nn/functional/gelu.h"
 #include "tinygpt/nn/functional/layer_norm.h"
+#include "tinygpt/nn/functional/relu_squared.h"
+#include "tinygpt/nn/functional/rms_norm.h"
 #include "tinygpt/nn/functional/rope.h"
+#include "tinygpt/nn/functional/swiglu.h"
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/io/safetensors.h"
+#include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/view.h"
 #include "torch_reference.h"
 
@@ -150,6 +161,15 @@ tg::nn::GeluApproximation approximation(const Json& params) {
   return name == "tanh" ? tg::nn::GeluApproximation::Tanh : tg::nn::GeluApproximation::Erf;
 }
 
+// nn.rope's "pairing" and "scaling", "interleaved" and "none" when absent (the programs before issue 35).
+tg::nn::Rotary rotary(const Json& params) {
+  return {real(params, "base"), tg::nn::RopeScaling::parse(params.value("scaling", "none")),
+          tg::nn::rope_pairing_named(params.value("pairing", "interleaved"))};
+}
+
+// nn.rms_norm's weight, an optional second input (none: an undefined tensor, as nanochat's).
+Tensor optional_input(const Inputs& in, size_t i) { return i < in.size() ? in[i] : Tensor(); }
+
 const OpTable& nn_ops() {
   using namespace tg::nn;
   static const OpTable table = {
@@ -170,14 +190,22 @@ const OpTable& nn_ops() {
        [](const Inputs& in, const Json& p) { return one(layer_norm(in[0], in[1], in[2], real(p, "eps"))); }},
       {"nn.layer_norm_reference",
        [](const Inputs& in, const Json& p) { return one(layer_norm_reference(in[0], in[1], in[2], real(p, "eps"))); }},
-      {"nn.rope",
+      {"nn.relu_squared", [](const Inputs& in, const Json&) { return one(relu_squared(in[0])); }},
+      {"nn.relu_squared_reference", [](const Inputs& in, const Json&) { return one(relu_squared_reference(in[0])); }},
+      {"nn.rms_norm",
+       [](const Inputs& in, const Json& p) { return one(rms_norm(in[0], optional_input(in, 1), real(p, "eps"))); }},
+      {"nn.rms_norm_reference",
        [](const Inputs& in, const Json& p) {
-         return one(rope(in[0], integer(p, "position_offset"), real(p, "base")));
+         return one(rms_norm_reference(in[0], optional_input(in, 1), real(p, "eps")));
        }},
+      {"nn.rope",
+       [](const Inputs& in, const Json& p) { return one(rope(in[0], integer(p, "position_offset"), rotary(p))); }},
       {"nn.rope_reference",
        [](const Inputs& in, const Json& p) {
-         return one(rope_reference(in[0], integer(p, "position_offset"), real(p, "base")));
+         return one(rope_reference(in[0], integer(p, "position_offset"), rotary(p)));
        }},
+      {"nn.swiglu", [](const Inputs& in, const Json&) { return one(swiglu(in[0])); }},
+      {"nn.swiglu_reference", [](const Inputs& in, const Json&) { return one(swiglu_reference(in[0])); }},
   };
   return table;
 }
@@ -348,10 +376,54 @@ ReplayCounts replay_file(const char* programs_path, const char* expected_path, s
   return counts;
 }
 
+// ---- 1 and 2 threads
+//
+// The kernels split their rows over the threads only from kParallelThreshold
+// (32768) elements on, and the programs above stay below 2000 elements.
+// So issue 35's ops run once more here, fused and composed, on leaves past the
+// threshold (the same leaf formula, odd row counts, non-contiguous layouts),
+// on 1 thread and on 2: the output and every gradient must be the same bits.
+// Each entry is one op over its leaves, its arguments beside them.
+const char* const kThreadPrograms = R"([
+  {"op": "nn.rms_norm", "eps": 1e-6,
+   "leaves": [{"shape": [3, 129, 131], "views": [["transpose", 1, 2]]}, {"shape": [129], "low": 0.5, "span": 1.0}]},
+  {"op": "nn.rms_norm", "eps": 1e-5, "leaves": [{"shape": [257, 261], "views": [["slice", 1, 1, 261, 2]]}]},
+  {"op": "nn.swiglu", "leaves": [{"shape": [129, 2, 258], "low": -4.0, "span": 8.0, "views": [["permute", [1, 0, 2]]]}]},
+  {"op": "nn.relu_squared", "leaves": [{"shape": [181, 183], "low": -4.0, "span": 8.0, "views": [["transpose", 0, 1]]}]},
+  {"op": "nn.rope", "position_offset": 5, "base": 10000.0, "pairing": "half", "scaling": "llama3:8,1,4,64",
+   "leaves": [{"shape": [2, 129, 4, 32], "views": [["permute", [0, 2, 1, 3]]]}]},
+  {"op": "nn.rope", "position_offset": 1000, "base": 500000.0, "pairing": "interleaved", "scaling": "linear:2",
+   "leaves": [{"shape": [2, 129, 4, 32], "views": [["permute", [0, 2, 1, 3]]]}]}
+])";
+
+// Bit patterns (a float32 widens to double exactly, its sign and NaN kept).
+std::vector<uint64_t> bits_of(const Tensor& t) {
+  std::vector<uint64_t> bits;
+  for (const double value : t.to_vector<double>()) bits.push_back(std::bit_cast<uint64_t>(value));
+  return bits;
+}
+
+// The output of `op` over the program's leaves, then every leaf's gradient of sum(output * w), as bits.
+std::vector<std::vector<uint64_t>> run_on_threads(int64_t id, const Json& program, const std::string& op, DType dtype,
+                                                  int threads) {
+  tg::set_num_threads(threads);
+  Inputs leaves;
+  const Json& specs = program.at("leaves");
+  for (size_t slot = 0; slot < specs.size(); ++slot)
+    leaves.push_back(make_leaf(id, static_cast<int64_t>(slot), specs[slot], dtype));
+  const Tensor output = find_op(op)(leaves, program).at(0);
+  CHECK_MESSAGE(output.numel() >= tg::kParallelThreshold, op << " gives " << output.numel()
+                                                             << " elements: too few to run on two threads");
+  tg::backward(output, float_values(static_cast<uint64_t>(16 * id + kWeightSlot), Json{{"shape", output.shape()}}, dtype));
+  std::vector<std::vector<uint64_t>> bits{bits_of(output)};
+  for (const Tensor& leaf : leaves) bits.push_back(bits_of(leaf.grad()));
+  return bits;
+}
+
 }  // namespace
 
 TEST_CASE("differential: random programs match PyTorch's outputs and gradients") {
-  REQUIRE(load_programs(kPrograms).at("programs").size() >= 3000);  // the script writes 3000; fewer means a broken checkout
+  REQUIRE(load_programs(kPrograms).at("programs").size() >= 3600);  // the script writes 3600; fewer means a broken checkout
   std::set<std::string> ops_seen;
   replay_file(kPrograms, kExpected, ops_seen);
 }
@@ -377,4 +449,20 @@ TEST_CASE("differential: every op of the tables is exercised by some program") {
   for (const OpTable* table : {&engine_ops(), &nn_ops()})
     for (const auto& [op, fn] : *table)
       CHECK_MESSAGE(ops_seen.count(op) == 1, "op '" << op << "' is in the table but no program exercises it");
+}
+
+TEST_CASE("differential: issue 35's ops give the same bits on 1 and 2 threads, past the parallel threshold") {
+  const int threads_before = tg::thread_ceiling();
+  const Json programs = Json::parse(kThreadPrograms);
+  for (size_t id = 0; id < programs.size(); ++id) {
+    const Json& program = programs[id];
+    const std::string fused = program.at("op").get<std::string>();
+    for (const std::string& op : {fused, fused + "_reference"})
+      for (const DType dtype : {DType::Float32, DType::Float64})
+        CHECK_MESSAGE(run_on_threads(static_cast<int64_t>(id), program, op, dtype, 1) ==
+                          run_on_threads(static_cast<int64_t>(id), program, op, dtype, 2),
+                      op << " (" << tg::dtype_name(dtype) << ", " << program.dump()
+                         << "): the output or a gradient differs between 1 and 2 threads");
+  }
+  tg::set_num_threads(threads_before);
 }

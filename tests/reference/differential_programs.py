@@ -13,7 +13,9 @@ tests/fixtures/differential/programs.json:
   dtype     "float32" or "float64": of every floating leaf, value and gradient
   leaves    [leaf, ...]; value i is leaf i, then each op's outputs in order
   ops       [{"op": name, "in": [value ids], <the op's arguments>}, ...]; names and
-            arguments are those of make_op_fixtures.py's TORCH_OPS, plus NN_OPS below;
+            arguments are those of make_op_fixtures.py's TORCH_OPS, plus NN_OPS below
+            (nn.rms_norm's weight is an optional second input; nn.rope's "pairing"
+            and "scaling" are optional, "interleaved" and "none" when absent);
             "outputs": n when torch's op gave n != 1 values (max, split)
   out       the value id of the output
   out_shape its shape
@@ -51,6 +53,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_modern_gpt_fixtures import inverse_frequencies  # noqa: E402
 from make_op_fixtures import TORCH_OPS  # noqa: E402
 
 F = torch.nn.functional
@@ -131,8 +134,8 @@ def weight(program_id, shape, dtype, compute_dtype=None):
     return make_leaf(program_id, WEIGHT_SLOT, spec, dtype, compute_dtype)
 
 
-# ---- the fused nn ops, each against PyTorch's own function (or, for attention
-# and RoPE, which torch 1.13 lacks, a composition of torch ops)
+# ---- the fused nn ops, each against PyTorch's own function (or, for attention,
+# RoPE, RMSNorm and SwiGLU, which torch 1.13 lacks, a composition of torch ops)
 
 
 def torch_causal_attention(t, p):
@@ -147,18 +150,19 @@ def torch_causal_attention(t, p):
 
 
 def torch_rope(t, p):
-    """RoPE on interleaved pairs (x_2i, x_2i+1), as nn/functional/rope.h; the
-    tables in double with the C library's pow, cos and sin, then rounded."""
+    """RoPE as nn/functional/rope.h: "pairing" interleaved (x_2i, x_2i+1; the default)
+    or half (x_i, x_i+HS/2: HF's rotate_half), "scaling" of the frequencies as HF's
+    rope_type ("none", the default; "linear:F"; "llama3:F,low,high,original"). The
+    angles in float64, then their cos and sin rounded to x's dtype, as the kernel's tables."""
     x = t[0]  # (B, NH, T, HS)
-    positions, head_size = x.shape[2], x.shape[3]
-    angles = [[(p["position_offset"] + position) * math.pow(p["base"], -2.0 * pair / head_size)
-               for pair in range(head_size // 2)] for position in range(positions)]
-    cosines = torch.tensor([[math.cos(a) for a in row] for row in angles], dtype=torch.float64).to(x.dtype)
-    sines = torch.tensor([[math.sin(a) for a in row] for row in angles], dtype=torch.float64).to(x.dtype)
-    cosines, sines = cosines.reshape(positions, head_size // 2), sines.reshape(positions, head_size // 2)
-    even, odd = x[..., 0::2], x[..., 1::2]
-    rotated = torch.stack([even * cosines - odd * sines, even * sines + odd * cosines], -1)
-    return [rotated.reshape(x.shape)]
+    positions, pairs = x.shape[2], x.shape[3] // 2
+    frequencies = inverse_frequencies(x.shape[3], p["base"], p.get("scaling", "none"))  # (HS/2), float64
+    angles = (p["position_offset"] + torch.arange(positions, dtype=torch.float64))[:, None] * frequencies[None]
+    cosines, sines = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)  # (T, HS/2)
+    half = p.get("pairing", "interleaved") == "half"
+    first, second = (x[..., :pairs], x[..., pairs:]) if half else (x[..., 0::2], x[..., 1::2])
+    rotated = [first * cosines - second * sines, first * sines + second * cosines]
+    return [torch.cat(rotated, -1) if half else torch.stack(rotated, -1).reshape(x.shape)]
 
 
 def torch_cross_entropy(t, p):
@@ -171,6 +175,24 @@ def torch_cross_entropy(t, p):
 
 def torch_gelu(t, p):
     return [F.gelu(t[0], approximate={"tanh": "tanh", "erf": "none"}[p["approximation"]])]
+
+
+def torch_relu_squared(t, p):
+    return [F.relu(t[0]).square()]
+
+
+def torch_rms_norm(t, p):
+    """HF's LlamaRMSNorm in x's own dtype: x * rsqrt(mean(x^2) + eps), times the weight
+    when the op has one (a second input; nanochat's has none)."""
+    x = t[0]  # (..., C)
+    normalized = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + p["eps"])
+    return [normalized * t[1] if len(t) > 1 else normalized]
+
+
+def torch_swiglu(t, p):
+    x = t[0]  # (..., 2H) = [gate | up] -> (..., H)
+    hidden = x.shape[-1] // 2
+    return [F.silu(x[..., :hidden]) * x[..., hidden:]]
 
 
 def torch_layer_norm(t, p):
@@ -186,7 +208,8 @@ def torch_linear(t, p):
 # The fused kernel and its *_reference composition are both checked against the same torch result.
 NN_OPS = {}
 for name, fn in [("causal_attention", torch_causal_attention), ("rope", torch_rope),
-                 ("cross_entropy", torch_cross_entropy), ("gelu", torch_gelu), ("layer_norm", torch_layer_norm)]:
+                 ("cross_entropy", torch_cross_entropy), ("gelu", torch_gelu), ("layer_norm", torch_layer_norm),
+                 ("rms_norm", torch_rms_norm), ("swiglu", torch_swiglu), ("relu_squared", torch_relu_squared)]:
     NN_OPS[f"nn.{name}"] = fn
     NN_OPS[f"nn.{name}_reference"] = fn
 # linear_product has no reference composition (matmul and add are checked on their own).

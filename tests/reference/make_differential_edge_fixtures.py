@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The differential test's edge programs (issue 33's classes), beside the 3000 random ones.
+"""The differential test's edge programs (issue 33's classes), beside the random ones.
 
     python3 tests/reference/make_differential_edge_fixtures.py
 
@@ -23,6 +23,8 @@ matmul, mul, div, attention), 0-d tensors through every op that takes a dim, ext
 (|x| up to 1e30 and beyond float32's square) through the fused ops, in-place writes between
 forward and backward, and integer tensors with float scalars. Extreme-value programs take
 their expected numbers from torch's float64 run (the truth the float32 kernels must reach).
+The last MODERN_COUNT programs are the same classes (but the int scalars) through issue 35's
+ops (modern_program; in-place writes after random programs that start with one of them).
 """
 import os
 import random
@@ -33,11 +35,12 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from differential_programs import ALL_OPS, EDGE_OPS, make_leaf, run, weight  # noqa: E402
-from make_differential_fixtures import (OUTPUT_DIR, Builder, Reject, build, expected_numbers, head_layout,  # noqa: E402
-                                        well_conditioned, write_fixtures)
+from make_differential_fixtures import (MODERN_FOLLOWERS, MODERN_STARTS, OUTPUT_DIR, Builder, Reject, build,  # noqa: E402
+                                        expected_numbers, head_layout, well_conditioned, write_fixtures)
 
 FIRST_ID = 100000  # leaf seeds 16 * id + slot stay apart from the random programs'
 COUNT = 600
+MODERN_COUNT = 200  # then these, with issue 35's ops (ids from FIRST_ID + COUNT on)
 
 
 def freeze(b, v):
@@ -133,6 +136,45 @@ def extreme_program(b):
     return b.op(fn, [x], approximation=rng.choice(["tanh", "erf"]))
 
 
+def modern_program(b, kind):
+    """The same classes through issue 35's ops: a frozen RMSNorm weight (or a frozen x
+    under a trained weight), ReLU^2 of a 0-d tensor, and extremes: rows whose squares
+    pass float32's largest or fall below its smallest (RMSNorm), gates and values of
+    1e30 (SwiGLU's sigmoid saturates; products overflow to inf, as in float64 rounded)."""
+    rng = b.rng
+    if kind == "frozen":
+        channels = rng.choice([1, 2, 3, 17, 129])
+        x = b.leaf([rng.choice([1, 2, 3]), channels])
+        w = b.leaf([channels], low=0.5, span=1.0)
+        some_frozen(b, [x, w])
+        return b.op(rng.choice(["nn.rms_norm", "nn.rms_norm_reference"]), [x, w], eps=1e-6)
+    if kind == "zero_d":
+        out = b.op(rng.choice(["nn.relu_squared", "nn.relu_squared_reference"]), [b.leaf([])])
+        if rng.random() < 0.5:
+            out = b.op("mul", [out[0], b.leaf([])])
+        return out
+    assert kind == "extreme", kind
+    if b.dtype != "float32":
+        raise Reject("float32 only")
+    b.trusted = True
+    op = rng.choice(["rms_norm", "rms_norm", "swiglu", "relu_squared"])
+    if op == "rms_norm":
+        channels = rng.choice([2, 3, 17, 129])
+        exponent = rng.choice([64, 100, 120, -70, -80])
+        scale = 2.0 ** exponent
+        x = b.leaf([rng.choice([1, 2]), channels], low=-scale, span=2 * scale)
+        # Only the fused op keeps squares past float32's largest; underflowing ones both survive.
+        fn = "nn.rms_norm" if exponent > 0 else rng.choice(["nn.rms_norm", "nn.rms_norm_reference"])
+        weight = [b.leaf([channels], low=0.5, span=1.0)] if rng.random() < 0.5 else []
+        return b.op(fn, [x] + weight, eps=1e-6)
+    special = [rng.choice([2, 3]), rng.choice([-1e12, -1e30, 1e30])]
+    if op == "swiglu":  # only the fused op: the composition's gate / (1 + exp(-gate)) has the gradient inf / inf there
+        x = b.leaf([rng.choice([1, 2, 5]), 2 * rng.choice([3, 17])], low=-8.0, span=16.0, special=special)
+        return b.op("nn.swiglu", [x])
+    x = b.leaf([rng.choice([3, 17, 40])], low=-8.0, span=16.0, special=special)
+    return b.op(rng.choice(["nn.relu_squared", "nn.relu_squared_reference"]), [x])
+
+
 def two_pass_layer_norm(t, p):
     """The truth for rows of |x| up to 2^120: torch 1.13's own float64 layer_norm loses the
     variance to cancellation there (it gave 134247 for a normalised value at 1.8e19)."""
@@ -190,7 +232,8 @@ def torch_with_write(program, dtype):
 def make_program(program_id):
     rng = random.Random(f"edge-program-{program_id}")
     dtype = "float64" if program_id % 3 == 2 else "float32"
-    kinds = ["frozen"] * 3 + ["zero_d"] * 2 + ["inplace"] * 3 + ["int_scalar"]
+    modern = program_id >= FIRST_ID + COUNT
+    kinds = ["frozen"] * 3 + ["zero_d"] * 2 + ["inplace"] * 3 + ([] if modern else ["int_scalar"])
     kind = rng.choice(kinds + ["extreme"] * 3 if dtype == "float32" else kinds)
     for _ in range(200):
         b = Builder(rng, program_id, dtype)
@@ -204,13 +247,14 @@ def make_program(program_id):
                 program["out_shape"] = b.shape(out[0])
                 return program, []
             if kind == "inplace":
-                program = build(b)
+                program = build(b, MODERN_STARTS, MODERN_FOLLOWERS) if modern else build(b)
                 v, write = in_place_target(b)
                 if 0 in b.values[v].stride() and b.values[v].numel() > 1:
                     continue  # an expanded view: both sides refuse the write itself (test_edge_findings.cpp)
                 program["inplace"] = write
             else:
-                outputs = {"frozen": frozen_program, "zero_d": zero_d_program, "extreme": extreme_program}[kind](b)
+                classes = {"frozen": frozen_program, "zero_d": zero_d_program, "extreme": extreme_program}
+                outputs = modern_program(b, kind) if modern else classes[kind](b)
                 program = b.finish(next(v for v in reversed(outputs) if b.is_float(v)))
             if not b.trusted and not well_conditioned(program):
                 continue
@@ -227,7 +271,7 @@ def make_program(program_id):
 
 
 def main():
-    made = [make_program(program_id) for program_id in range(FIRST_ID, FIRST_ID + COUNT)]
+    made = [make_program(program_id) for program_id in range(FIRST_ID, FIRST_ID + COUNT + MODERN_COUNT)]
     kinds = Counter()
     for program, _ in made:
         kinds.update(["refused" if "refused" in program else "inplace" if "inplace" in program else
@@ -237,7 +281,7 @@ def main():
             kinds.update(["torch refused the backward"])
     assert set(EDGE_OPS) <= {op["op"] for program, _ in made for op in program["ops"]}
     write_fixtures("edge_programs.json", "edge_expected.safetensors", made)
-    print(f"wrote {COUNT} edge programs to {os.path.normpath(OUTPUT_DIR)}:", dict(kinds))
+    print(f"wrote {len(made)} edge programs to {os.path.normpath(OUTPUT_DIR)}:", dict(kinds))
 
 
 if __name__ == "__main__":

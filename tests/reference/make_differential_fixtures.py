@@ -15,7 +15,11 @@ generator seeded with "program-i", so re-running it gives byte-identical files.
 Each program starts with an op drawn from STARTS (every op, plus corner cases:
 sizes 0, the edges issue 18 found), on fresh leaves of random shapes (sizes 0
 and 1, tails of 1, 3, 17 and 129) and layouts (transposed, permuted, strided,
-expanded); up to 3 more ops follow on its last value.
+expanded); up to 3 more ops follow on its last value. Programs 3000 to 3599
+start instead with one of issue 35's ops (MODERN_STARTS: RMSNorm with and without
+weight, SwiGLU, ReLU^2, RoPE with both pairings and the rescalings, each fused
+and composed), and any op may follow, those among them; the first 3000 draw
+as they did before, so that they stay the same programs.
 
 A program is kept only if it is well-conditioned: run in float32 and in float64
 on the same (float32-representable) leaf values, the two agree to 1e-6 (for a
@@ -43,6 +47,7 @@ from differential_programs import ALL_OPS, EDGE_OPS, NN_OPS, NUMPY_DTYPES, TORCH
 
 OUTPUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "differential")
 PROGRAM_COUNT = 3000
+MODERN_PROGRAM_COUNT = 600  # then these, starting with issue 35's ops
 MAX_LEAVES = 4
 TAILS = [1, 3, 17, 129]  # vector tails: a lone element, a short remainder, one past 16, one past 128
 # Conditioning: how far float32 may stray from float64 for a program to be kept.
@@ -780,6 +785,58 @@ def family_nn(b, x, op):
     return b.op(op, [q, k, v])
 
 
+# The ops issue 35 added for the Llama-style block, which only the programs from
+# PROGRAM_COUNT on draw (so the first PROGRAM_COUNT stay what they were).
+MODERN_OPS = [f"nn.{name}{suffix}" for name in ("rms_norm", "swiglu", "relu_squared") for suffix in ("", "_reference")]
+# RoPE's rescalings, each reaching some of the three llama3 regions (kept, blended,
+# divided) for the bases and head sizes below: e.g. base 10000, HS 16 has wavelengths
+# 6.3 to 19869, base 100 6.3 to 353.
+ROPE_SCALINGS = ["none", "none", "linear:2", "linear:0.5", "llama3:8,1,4,8192", "llama3:4,1,4,64", "llama3:32,2,8,16"]
+
+
+def family_modern(b, x, op):
+    """Issue 35's ops: RMSNorm with and without weight, SwiGLU, ReLU^2, RoPE with both
+    pairings and the rescalings; sizes 0 and 1, non-contiguous leaves (b.leaf's layouts)."""
+    rng = b.rng
+    name = op.removeprefix("nn.").removesuffix("_reference")
+    if name == "rms_norm":
+        if x is None:
+            shape = random_shape(b, 1)
+            shape[-1] = 0 if rng.random() < b.zero_size else rng.choice(TAILS + [2, 4, 8])
+            # Rows of order 1, 8, around 100 (far from 0: no cancellation to fear), and of
+            # mean square near eps, where eps decides the scale.
+            x = b.leaf(shape, **rng.choice([{}, {"low": -8.0, "span": 16.0}, {"low": 100.0, "span": 4.0},
+                                            {"low": -2.0**-10, "span": 2.0**-9}]))
+        shape = b.shape(x)
+        if not shape:
+            raise Reject("rms_norm needs (..., C)")
+        weight = [b.leaf([shape[-1]], low=0.5, span=1.0)] if rng.random() < 0.7 else []  # nanochat's has none
+        return b.op(op, [x] + weight, eps=rng.choice([1e-6, 1e-5, 1e-3]))
+    if name == "swiglu":
+        if x is None:
+            hidden = 0 if rng.random() < b.zero_size else rng.choice([1, 1, 2, 3, 8, 17, 65])
+            shape = random_shape(b, 0, 3, 24) + [2 * hidden]
+            x = b.leaf(shape, **rng.choice([{}, {"low": -4.0, "span": 8.0}, {"low": -16.0, "span": 32.0}]))
+        shape = b.shape(x)
+        if not shape or shape[-1] % 2:
+            raise Reject("swiglu needs (..., 2H)")
+        return b.op(op, [x])
+    if name == "relu_squared":  # whole numbers put exact zeros at the kink
+        x = start(b, x, **rng.choice([{}, {"low": -4.0, "span": 8.0, "round_values": True}, {"low": -8.0, "span": 16.0}]))
+        return b.op(op, [x])
+    assert name == "rope", name
+    if x is None:
+        shape = [rng.choice([1, 2]), rng.choice([1, 2, 3]), rng.choice([1, 3, 17]), rng.choice([2, 4, 6, 8, 16, 34])]
+        if rng.random() < b.zero_size:
+            shape[rng.randrange(4)] = 0
+        x = b.leaf(shape, layout=head_layout(b, shape))
+    shape = b.shape(x)
+    if len(shape) != 4 or shape[3] % 2:
+        raise Reject("rope needs (B, NH, T, HS) with HS even")
+    return b.op(op, [x], position_offset=rng.choice([0, 5, 1000]), base=rng.choice([10000.0, 100.0, 500000.0]),
+                pairing=rng.choice(["half", "half", "interleaved"]), scaling=rng.choice(ROPE_SCALINGS))
+
+
 def head_layout(b, shape):
     """Often a (B, T, NH, HS) buffer seen as (B, NH, T, HS), as a QKV projection's heads are."""
     if b.rng.random() < 0.5:
@@ -888,22 +945,28 @@ for _op in ["view", "reshape", "transpose", "permute", "slice", "narrow", "selec
             "contiguous", "clone"]:
     STARTS.append((family_view, _op, 1))
 for _op in NN_OPS:
-    STARTS.append((family_nn, _op, 2))
+    if _op not in MODERN_OPS:
+        STARTS.append((family_nn, _op, 2))
 for _op in ["edge.zero_size_reduce", "edge.matmul_empty", "edge.pow_zero", "edge.cross_entropy_ignored",
             "edge.split_empty", "edge.cross_entropy_unbatched", "edge.layer_norm_constant"]:
     STARTS.append((family_edge, _op, 0.25))
 # What may follow: any family but the edge cases, applied to the last value.
 FOLLOWERS = [(family, op, weight) for family, op, weight in STARTS if family is not family_edge]
+# The programs from PROGRAM_COUNT on start with one of issue 35's ops (RoPE with its
+# pairing and rescaling drawn), and any op may follow, those among them.
+MODERN_STARTS = [(family_modern, op, 2 if "relu_squared" in op else 3)
+                 for op in MODERN_OPS + ["nn.rope", "nn.rope_reference"]]
+MODERN_FOLLOWERS = FOLLOWERS + [(family, op, 2) for family, op, _ in MODERN_STARTS]
 
 
 def draw(rng, table):
     return rng.choices(table, weights=[weight for _, _, weight in table])[0]
 
 
-def build(b):
+def build(b, starts=STARTS, followers=FOLLOWERS):
     """One attempt at a random program; raises Reject when it goes nowhere."""
     rng = b.rng
-    family, op, _ = draw(rng, STARTS)
+    family, op, _ = draw(rng, starts)
     if family is not family_edge and rng.random() < 0.05:
         b.zero_size = 0.3  # a program rich in size-0 dims
     outputs = family(b, None, op)
@@ -912,7 +975,7 @@ def build(b):
     tries = 0
     while len(b.ops) < op_budget and tries < 20:
         tries += 1
-        family, op, _ = draw(rng, FOLLOWERS)
+        family, op, _ = draw(rng, followers)
         state = b.snapshot()
         try:
             outputs = family(b, out, op)
@@ -936,7 +999,7 @@ def make_program(program_id):
     for _ in range(200):
         b = Builder(rng, program_id, dtype)
         try:
-            program = build(b)
+            program = build(b) if program_id < PROGRAM_COUNT else build(b, MODERN_STARTS, MODERN_FOLLOWERS)
             if not b.trusted and not well_conditioned(program):
                 continue
             output, grads = run(program, dtype, "float64" if b.trusted else None)
@@ -984,12 +1047,17 @@ def write_fixtures(programs_name, expected_name, made):
 
 
 def main():
-    made = [make_program(program_id) for program_id in range(PROGRAM_COUNT)]
+    made = [make_program(program_id) for program_id in range(PROGRAM_COUNT + MODERN_PROGRAM_COUNT)]
     op_counts = Counter(op["op"] for program, _ in made for op in program["ops"])
     missing = sorted(set(ALL_OPS) - set(EDGE_OPS) - set(op_counts))
     assert not missing, f"ops no program uses: {missing}"
     write_fixtures("programs.json", "expected.safetensors", made)
-    print(f"wrote {PROGRAM_COUNT} programs over {len(op_counts)} ops to {os.path.normpath(OUTPUT_DIR)}")
+    print(f"wrote {len(made)} programs over {len(op_counts)} ops to {os.path.normpath(OUTPUT_DIR)}")
+    # Issue 35's ops, RoPE counted by its pairing (family_modern's RoPE names one, family_nn's none).
+    modern = Counter(op["op"] + (f" {op['pairing']}" if "pairing" in op else "") for program, _ in made
+                     for op in program["ops"] if op["op"] in MODERN_OPS or "pairing" in op)
+    covering = sum(any(op["op"] in MODERN_OPS or "pairing" in op for op in program["ops"]) for program, _ in made)
+    print(f"{covering} programs use issue 35's ops:", ", ".join(f"{op} {count}" for op, count in sorted(modern.items())))
     print("fewest uses:", ", ".join(f"{op} {count}" for op, count in sorted(op_counts.items(), key=lambda i: i[1])[:8]))
 
 
