@@ -44,22 +44,22 @@ namespace {
 
 // normed (C) = layer_norm(x (C)).
 void layer_norm_into(const nn::LayerNorm& norm, const float* x, float* normed, int64_t channels) {
-  nn::row_kernels().layer_norm_row(x, norm.weight().data<float>(), norm.bias().data<float>(), normed, channels,
+  cpu::row_kernels().layer_norm_row(x, norm.weight().data<float>(), norm.bias().data<float>(), normed, channels,
                                    norm.eps());
 }
 
 // x_rounded = x as the kernels of a bfloat16 or int8 W multiply it (nothing for a float32 W).
-void prepare_rows(const QuantizedMatrix& weight, const float* x, RoundedActivations& x_rounded) {
+void prepare_rows(const QuantizedMatrix& weight, const float* x, cpu::RoundedActivations& x_rounded) {
   if (weight.format() != DType::Float32) raw::prepare_activations(weight, x, x_rounded);
 }
 
 // out[r] = W[r] . x (+ b[r]) for rows r in [first, last) of W (out, in):
 // float32, or bfloat16 / int8 (tensor/quantized_matmul.h), x_rounded from prepare_rows.
 void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t first, int64_t last, const float* x,
-                 const RoundedActivations& x_rounded, float* out) {
+                 const cpu::RoundedActivations& x_rounded, float* out) {
   const int64_t in = weight.cols();
   if (weight.format() == DType::Float32)
-    raw::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
+    cpu::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
   else
     raw::gemv_rows_quantized_serial(weight, first, last, x_rounded, out + first);
   if (bias.defined()) {
@@ -69,7 +69,8 @@ void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t firs
 }
 
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
-void linear_share(const Team& team, const nn::Linear& linear, const float* x, RoundedActivations& x_rounded, float* out) {
+void linear_share(const Team& team, const nn::Linear& linear, const float* x, cpu::RoundedActivations& x_rounded,
+                  float* out) {
   const auto [first, last] = team.share(linear.out_features());
   prepare_rows(linear.quantized_weight(), x, x_rounded);
   weight_rows(linear.quantized_weight(), linear.bias(), first, last, x, x_rounded, out);
@@ -79,7 +80,7 @@ void linear_share(const Team& team, const nn::Linear& linear, const float* x, Ro
 // heads team.share(NH), the only rows its share of the attention reads, so the
 // attention follows without a barrier.
 void qkv_of_own_heads(const Team& team, const nn::Linear& qkv_linear, int64_t heads, int64_t head_size,
-                      const float* x, RoundedActivations& x_rounded, float* qkv) {
+                      const float* x, cpu::RoundedActivations& x_rounded, float* qkv) {
   const int64_t channels = heads * head_size;
   const auto [first_head, last_head] = team.share(heads);
   prepare_rows(qkv_linear.quantized_weight(), x, x_rounded);
@@ -90,7 +91,7 @@ void qkv_of_own_heads(const Team& team, const nn::Linear& qkv_linear, int64_t he
 
 // residual[r] += (W[r] . x + b[r]) for this thread's share: the branch is
 // rounded before it is added, as add(x, linear(...)) does. branch is scratch (out).
-void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, RoundedActivations& x_rounded,
+void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, cpu::RoundedActivations& x_rounded,
                       float* branch, float* residual) {
   linear_share(team, linear, x, x_rounded, branch);
   const auto [first, last] = team.share(linear.weight().size(0));
@@ -109,7 +110,7 @@ struct AttentionStep {
 
   void run(const Team& team, std::vector<float>& scores, std::vector<float>& query) const {
     const int64_t channels = heads * head_size, capacity = cache.keys.size(2);
-    const nn::RowKernels& rows = nn::row_kernels();
+    const cpu::RowKernels& rows = cpu::row_kernels();
     const auto [first, last] = team.share(heads);
     for (int64_t head = first; head < last; ++head) {
       // This head's q, k, v in qkv, as nn::split_heads lays them out (which takes
@@ -171,7 +172,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   std::vector<float> x = raw::contiguous(embed(ids, position)).to_vector<float>();  // (C), the residual stream
   std::vector<float> rope_cosines, rope_sines;  // this position's turn, the same in every layer
   if (config_.positional == PositionalEncoding::Rope)
-    nn::rope_tables(1, head_size, position, config_.rope_base, rope_cosines, rope_sines);
+    cpu::rope_tables(1, head_size, position, config_.rope_base, rope_cosines, rope_sines);
   std::vector<float> qkv(3 * channels), attended(channels), hidden(4 * channels);
   const QuantizedMatrix lm_weight = lm_head_ ? lm_head_->quantized_weight() : wte_->quantized_weight();  // (V, C)
   Tensor logits = Tensor::empty({1, 1, config_.vocab_size}, DType::Float32);
@@ -179,7 +180,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   run_in_team([&](Team& team) {
     // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
     std::vector<float> normed(channels), scores(position + 1), query(head_size), branch(channels);
-    RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
+    cpu::RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
       layer_norm_into(block.ln_1(), x.data(), normed.data(), channels);
@@ -198,7 +199,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
       layer_norm_into(block.ln_2(), x.data(), normed.data(), channels);
       linear_share(team, block.mlp().c_fc(), normed.data(), x_rounded, hidden.data());
       const auto [first, last] = team.share(4 * channels);  // the rows this thread just wrote
-      nn::row_kernels().gelu_in_place(hidden.data() + first, last - first, config_.gelu);
+      cpu::row_kernels().gelu_in_place(hidden.data() + first, last - first, config_.gelu);
       team.sync();
       add_linear_share(team, block.mlp().c_proj(), hidden.data(), x_rounded, branch.data(), x.data());
       team.sync();

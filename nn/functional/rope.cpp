@@ -34,8 +34,8 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosines, sines;
-    rope_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
-    functional_kernels<T>().rope(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
+    cpu::rope_tables(x.size(2), x.size(3), position_offset, base, cosines, sines);
+    cpu::functional_kernels<T>().rope(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1));
   });
   scope.add_bytes_of(x, y);
   return record("rope", {x}, y, [position_offset, base](const Tensor& dy, const Needs&) {
@@ -44,8 +44,8 @@ Tensor rope(const Tensor& x, int64_t position_offset, double base) {
     Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
     visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
       std::vector<T> cosines, sines;
-      rope_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
-      functional_kernels<T>().rope(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
+      cpu::rope_tables(dy.size(2), dy.size(3), position_offset, base, cosines, sines);
+      cpu::functional_kernels<T>().rope(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1));
     });
     scope.add_bytes_of(dy, dx);
     return Grads{dx};
@@ -59,7 +59,7 @@ Tensor rope_reference(const Tensor& x, int64_t position_offset, double base) {
   Tensor sines = Tensor::empty({positions, pairs}, x.dtype());
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosine_table, sine_table;
-    rope_tables(positions, head_size, position_offset, base, cosine_table, sine_table);
+    cpu::rope_tables(positions, head_size, position_offset, base, cosine_table, sine_table);
     std::copy(cosine_table.begin(), cosine_table.end(), cosines.data<T>());
     std::copy(sine_table.begin(), sine_table.end(), sines.data<T>());
   });

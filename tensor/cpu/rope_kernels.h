@@ -25,7 +25,7 @@
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
-namespace tg::nn {
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
 
@@ -86,4 +86,4 @@ void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape,
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

@@ -15,7 +15,8 @@
 #include "tinygpt/tensor/random.h"
 
 using namespace tg;
-using namespace tg::nn;
+using namespace tg::cpu;
+using nn::GeluApproximation;
 
 namespace {
 
