@@ -41,13 +41,13 @@ bool blas_independent_of_threads() {
   return independent;
 }
 
-// raw::gemm (tensor/cpu/gemm.h) as one callable for ProductTiles.
-constexpr auto blas_gemm = [](auto... arguments) { raw::gemm(arguments...); };
+// cpu::gemm (tensor/cpu/gemm.h) as one callable for ProductTiles.
+constexpr auto blas_gemm = [](auto... arguments) { cpu::gemm(arguments...); };
 
 // rows (rows, cols) float32, contiguous -> the same rounded to bfloat16.
 Tensor to_bfloat16(const Tensor& rows) {
   Tensor rounded = Tensor::empty(rows.shape(), DType::BFloat16);
-  raw::float_to_bfloat16_rows(rows.size(0), rows.size(1), rows.data<float>(), rows.size(1), rounded.data<bfloat16>(),
+  cpu::float_to_bfloat16_rows(rows.size(0), rows.size(1), rows.data<float>(), rows.size(1), rounded.data<bfloat16>(),
                               rows.size(1));
   return rounded;
 }
@@ -57,15 +57,15 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
                         const Tensor& a, const Tensor& b, float beta, const Tensor& c) {
   ProfileScope scope(ProfileFamily::gemm, role);
   const int64_t lda = transpose_a ? m : k, ldb = transpose_b ? k : n;
-  if (raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::float32_sgemm && !blas_independent_of_threads()) {
+  if (cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::float32_sgemm && !blas_independent_of_threads()) {
     // Widened to float32 for OpenBLAS: fixed tiles, as in forward_product.
-    raw::ProductTiles tiles;
-    const auto bf16_gemm = [](auto... arguments) { raw::gemm_bf16(arguments...); };
+    cpu::ProductTiles tiles;
+    const auto bf16_gemm = [](auto... arguments) { cpu::gemm_bf16(arguments...); };
     tiles.add(tiles_per_product(1), bf16_gemm, transpose_a, transpose_b, m, n, k, a.data<bfloat16>(), lda,
               b.data<bfloat16>(), ldb, beta, c.data<float>(), n);
     tiles.run();
   } else {
-    raw::gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta,
+    cpu::gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.data<bfloat16>(), lda, b.data<bfloat16>(), ldb, beta,
                    c.data<float>(), n);
   }
   scope.add_gemm({m, n, k}, 1);
@@ -91,7 +91,7 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
   ProfileScope scope(ProfileFamily::gemm, role);
   visit_floating(dy_rows.dtype(), "linear_product", [&]<class T>() {
     if (!blas_independent_of_threads()) {
-      raw::ProductTiles tiles;
+      cpu::ProductTiles tiles;
       const int64_t tiles_each = tiles_per_product(dx.defined() && dweight.defined() ? 2 : 1);
       if (dx.defined())
         tiles.add(tiles_each, blas_gemm, false, false, rows, in, out, dy_rows.data<T>(), out,
@@ -102,11 +102,11 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
       return tiles.run();
     }
     const auto input_product = [&] {
-      raw::gemm(false, false, rows, in, out, T(1), dy_rows.data<T>(), out, weight_rows.data<T>(), in, T(0),
+      cpu::gemm(false, false, rows, in, out, T(1), dy_rows.data<T>(), out, weight_rows.data<T>(), in, T(0),
                 dx.data<T>(), in);
     };
     const auto weight_product = [&] {
-      raw::gemm(true, false, out, in, rows, T(1), dy_rows.data<T>(), out, x_rows.data<T>(), in, T(accumulate ? 1 : 0),
+      cpu::gemm(true, false, out, in, rows, T(1), dy_rows.data<T>(), out, x_rows.data<T>(), in, T(accumulate ? 1 : 0),
                 dweight.data<T>(), in);
     };
     if (dx.defined() && dweight.defined() && omp_get_max_threads() == 2 && !omp_in_parallel()) {
@@ -138,13 +138,13 @@ void forward_product(const Tensor& x, const Tensor& weight, bool accumulate, con
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   visit_floating(y.dtype(), "linear_product", [&]<class T>() {
     if (!blas_independent_of_threads()) {  // fixed tiles: the same numbers on any thread count below the ceiling
-      raw::ProductTiles tiles;
+      cpu::ProductTiles tiles;
       tiles.add(tiles_per_product(1), blas_gemm, false, true, rows, out, in, x.data<T>(), in, weight.data<T>(), in,
                 T(accumulate ? 1 : 0), y.data<T>(), out);
       return tiles.run();
     }
     const auto product = [&](int64_t first, int64_t count) {
-      raw::gemm(false, true, count, out, in, T(1), x.data<T>() + first * in, in, weight.data<T>(), in,
+      cpu::gemm(false, true, count, out, in, T(1), x.data<T>() + first * in, in, weight.data<T>(), in,
                 T(accumulate ? 1 : 0), y.data<T>() + first * out, out);
     };
     const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();

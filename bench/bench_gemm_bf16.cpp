@@ -1,4 +1,4 @@
-// The bfloat16 matrix product (raw::gemm_bf16) against cblas_sgemm on the same
+// The bfloat16 matrix product (cpu::gemm_bf16) against cblas_sgemm on the same
 // shapes in float32, for the three products of a Linear layer in a training step:
 //
 //   forward          y (R, out) = x (R, in) @ W^T     W stored (out, in)
@@ -69,7 +69,7 @@ std::vector<float> random_floats(int64_t count, uint64_t seed) {
 std::vector<bfloat16> to_bf16(const std::vector<float>& values) {
   std::vector<bfloat16> rounded(values.size());
   const auto count = static_cast<int64_t>(values.size());
-  raw::float_to_bfloat16_rows(1, count, values.data(), count, rounded.data(), count);
+  cpu::float_to_bfloat16_rows(1, count, values.data(), count, rounded.data(), count);
   return rounded;
 }
 
@@ -115,13 +115,13 @@ void product(benchmark::State& state, const Layer& layer, Form form, Side side) 
   std::vector<float> c(static_cast<size_t>(p.m * p.n));
   const auto floats = operands_of(layer, form, tensors.x, tensors.weight, tensors.dy);
   const auto halves = operands_of(layer, form, tensors.x_bf16, tensors.weight_bf16, tensors.dy_bf16);
-  const raw::Bf16GemmKernel kernel = side == Side::bf16 ? raw::bf16_gemm_kernel() : raw::Bf16GemmKernel::float32_sgemm;
+  const cpu::Bf16GemmKernel kernel = side == Side::bf16 ? cpu::bf16_gemm_kernel() : cpu::Bf16GemmKernel::float32_sgemm;
   for (auto _ : state) {
     if (side == Side::sgemm)
-      raw::gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, 1.0f, floats.a, floats.lda, floats.b, floats.ldb, 0.0f,
+      cpu::gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, 1.0f, floats.a, floats.lda, floats.b, floats.ldb, 0.0f,
                 c.data(), p.n);
     else
-      raw::gemm_bf16(kernel, p.transpose_a, p.transpose_b, p.m, p.n, p.k, 1.0f, halves.a, halves.lda, halves.b,
+      cpu::gemm_bf16(kernel, p.transpose_a, p.transpose_b, p.m, p.n, p.k, 1.0f, halves.a, halves.lda, halves.b,
                      halves.ldb, 0.0f, c.data(), p.n);
     benchmark::ClobberMemory();
   }
@@ -134,8 +134,8 @@ void convert(benchmark::State& state, const Layer& layer) {
   const Tensors tensors(layer);
   std::vector<bfloat16> x(tensors.x.size()), weight(tensors.weight.size());
   for (auto _ : state) {
-    raw::float_to_bfloat16_rows(layer.rows, layer.in, tensors.x.data(), layer.in, x.data(), layer.in);
-    raw::float_to_bfloat16_rows(layer.out, layer.in, tensors.weight.data(), layer.in, weight.data(), layer.in);
+    cpu::float_to_bfloat16_rows(layer.rows, layer.in, tensors.x.data(), layer.in, x.data(), layer.in);
+    cpu::float_to_bfloat16_rows(layer.out, layer.in, tensors.weight.data(), layer.in, weight.data(), layer.in);
     benchmark::ClobberMemory();
   }
   const double bytes = 6.0 * static_cast<double>(tensors.x.size() + tensors.weight.size());  // 4 read, 2 written
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("cpu", bench::cpu_model_name());
   benchmark::AddCustomContext("threads", thread_info());
-  benchmark::AddCustomContext("bf16 kernel", raw::bf16_gemm_kernel_name(raw::bf16_gemm_kernel()));
+  benchmark::AddCustomContext("bf16 kernel", cpu::bf16_gemm_kernel_name(cpu::bf16_gemm_kernel()));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -13,7 +13,7 @@
 //
 // One-row products (M = 1, batch-1 generation of the gpt2 shape) are bound by
 // reading the weight, so they report GB/s of weight read: `tensor` is raw::matmul
-// (which sends them to raw::gemv_rows), `gemv` the kernel alone, `reference` its
+// (which sends them to cpu::gemv_rows), `gemv` the kernel alone, `reference` its
 // plain loop, `blas` cblas_sgemv on the same (N, K) weight.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -127,8 +127,8 @@ void gemv_side(benchmark::State& state, const GemvCase& c, GemvSide side) {
     next = (next + 1) % operands.weights.size();
     switch (side) {
       case GemvSide::tensor: benchmark::DoNotOptimize(raw::matmul(operands.x, raw::transpose(w, 0, 1))); break;
-      case GemvSide::gemv: raw::gemv_rows(c.n, c.k, 1, w.data<float>(), c.k, x, 0, out.data()); break;
-      case GemvSide::reference: raw::gemv_rows_reference(c.n, c.k, 1, w.data<float>(), c.k, x, 0, out.data()); break;
+      case GemvSide::gemv: cpu::gemv_rows(c.n, c.k, 1, w.data<float>(), c.k, x, 0, out.data()); break;
+      case GemvSide::reference: cpu::gemv_rows_reference(c.n, c.k, 1, w.data<float>(), c.k, x, 0, out.data()); break;
       case GemvSide::blas:
         cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(c.n), static_cast<int>(c.k), 1.0f, w.data<float>(),
                     static_cast<int>(c.k), x, 1, 0.0f, out.data(), 1);

@@ -1,7 +1,7 @@
 // The one-row kernels of batch-1 decoding with reduced-precision weights
 // (tensor/cpu/quantized_kernels.h): out = W x for bfloat16 and int8 weight
 // matrices, with every set of kernels this CPU runs (AVX2, AVX-512, AVX-512
-// VNNI+BF16), on one thread; and float32 weights (raw::gemv_rows_serial,
+// VNNI+BF16), on one thread; and float32 weights (cpu::gemv_rows_serial,
 // tensor/cpu/gemv.h) beside them.
 //
 //   in_cache     768 x 768 weights (gpt2's c_proj: 0.6 MB int8, 1.2 MB
@@ -21,7 +21,7 @@
 
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/cpu/gemv.h"
-#include "tinygpt/tensor/cpu/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/random.h"
 
@@ -33,7 +33,7 @@ constexpr int64_t kRows = 768, kCols = 768;
 
 struct Workload {
   std::vector<QuantizedMatrix> matrices;
-  RoundedActivations x;
+  cpu::RoundedActivations x;
 };
 
 Workload make_workload(DType format, int64_t matrices) {
@@ -54,7 +54,7 @@ void float32_rows_product(benchmark::State& state, int64_t matrices) {
   std::vector<float> out(kRows);
   size_t next = 0;
   for (auto _ : state) {
-    raw::gemv_rows_serial(kRows, kCols, 1.0f, weights[next].data<float>(), kCols, x.data(), 0.0f, out.data());
+    cpu::gemv_rows_serial(kRows, kCols, 1.0f, weights[next].data<float>(), kCols, x.data(), 0.0f, out.data());
     next = (next + 1) % weights.size();
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -63,9 +63,9 @@ void float32_rows_product(benchmark::State& state, int64_t matrices) {
   state.counters["bytes"] = benchmark::Counter(kRows * kCols * 4e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void rows_product(benchmark::State& state, QuantizedKernelSet set, DType format, int64_t matrices) {
+void rows_product(benchmark::State& state, cpu::QuantizedKernelSet set, DType format, int64_t matrices) {
   const Workload workload = make_workload(format, matrices);
-  const QuantizedRowKernels& kernels = quantized_row_kernels(set);
+  const cpu::QuantizedRowKernels& kernels = cpu::quantized_row_kernels(set);
   std::vector<float> out(kRows);
   size_t next = 0;
   for (auto _ : state) {
@@ -95,11 +95,11 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("float32/" + where).c_str(), [matrices = matrices](benchmark::State& state) {
       float32_rows_product(state, matrices);
     })->Unit(benchmark::kMicrosecond)->UseRealTime();
-  for (QuantizedKernelSet set : quantized_kernel_sets_here())
+  for (cpu::QuantizedKernelSet set : cpu::quantized_kernel_sets_here())
     for (DType format : {DType::Int8, DType::BFloat16})
       for (const auto& [where, matrices] : {std::pair<std::string, int64_t>{"in_cache", 1}, {"from_memory", 64}}) {
         const std::string name = std::string(format == DType::Int8 ? "int8" : "bf16") + "/" + where + "/" +
-                                 quantized_kernel_set_name(set);
+                                 cpu::quantized_kernel_set_name(set);
         benchmark::RegisterBenchmark(name.c_str(), [set, format, matrices = matrices](benchmark::State& state) {
           rows_product(state, set, format, matrices);
         })->Unit(benchmark::kMicrosecond)->UseRealTime();

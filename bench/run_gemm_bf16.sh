@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bfloat16 matrix product (raw::gemm_bf16) against cblas_sgemm, for the three
+# The bfloat16 matrix product (cpu::gemm_bf16) against cblas_sgemm, for the three
 # products of a Linear layer's training step: interleaved repetitions, medians,
 # GFLOP/s of each side and the ratio bf16 / sgemm; then the float32 -> bfloat16
 # rounding of the forward operands (x and W), against the bf16 forward's time.

@@ -491,7 +491,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   const bool bf16 = run->state().settings.bf16_matmul == 1;
   if (bf16) {
     run->model().set_matmul_dtype(DType::BFloat16);
-    if (raw::bf16_gemm_kernel() != raw::Bf16GemmKernel::avx512_bf16)
+    if (cpu::bf16_gemm_kernel() != cpu::Bf16GemmKernel::avx512_bf16)
       out << "note: --dtype bf16 on a CPU without AVX512-BF16 (or with TINYGPT_ISA=avx2): the bfloat16 products run "
              "widened to float32, slower than --dtype float32; only the activation memory is saved\n";
   }

@@ -82,7 +82,7 @@ SgemmSpeed measure_sgemm(const GemmShape& shape, int min_repeats) {
   const Tensor b = full({shape.k, shape.n}, 0.25, DType::Float32);
   const Tensor c = Tensor::empty({shape.m, shape.n}, DType::Float32);
   const auto multiply = [&] {
-    raw::gemm(false, false, shape.m, shape.n, shape.k, 1.0f, a.data<float>(), shape.k, b.data<float>(), shape.n, 0.0f,
+    cpu::gemm(false, false, shape.m, shape.n, shape.k, 1.0f, a.data<float>(), shape.k, b.data<float>(), shape.n, 0.0f,
               c.data<float>(), shape.n);
   };
   multiply();  // untimed: BLAS's threads wake, c's pages are mapped

@@ -28,7 +28,7 @@ struct SgemmSpeed {
   int repeats = 0;
 };
 
-// cblas_sgemm (raw::gemm) of out (m, n) = (m, k) @ (k, n), no transposes: the
+// cblas_sgemm (cpu::gemm) of out (m, n) = (m, k) @ (k, n), no transposes: the
 // best of at least `min_repeats` calls after an untimed one, and of as many
 // as fit in 0.2 s (a small product is noisy on a shared machine). Zero GFLOP/s
 // for an empty shape.

@@ -253,7 +253,7 @@ Tensor rope_angles(int64_t time, int64_t head_size, double base) {
   const int64_t pairs = head_size / 2;
   std::vector<double> angles(time * pairs);
   for (int64_t t = 0; t < time; ++t)
-    for (int64_t i = 0; i < pairs; ++i) angles[t * pairs + i] = nn::rope_angle(t, i, head_size, base);
+    for (int64_t i = 0; i < pairs; ++i) angles[t * pairs + i] = cpu::rope_angle(t, i, head_size, base);
   return from_vector(angles, {time, pairs});
 }
 

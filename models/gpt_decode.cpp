@@ -51,27 +51,27 @@ namespace {
 // normed (width) = norm(x (width)): LayerNorm or RMSNorm (the only two kinds, nn/normalization.h).
 void normalize_into(const nn::Normalization& norm, const float* x, float* normed, int64_t width) {
   if (const auto* layer_norm = dynamic_cast<const nn::LayerNorm*>(&norm)) {
-    nn::row_kernels().layer_norm_row(x, layer_norm->weight().data<float>(), layer_norm->bias().data<float>(), normed,
+    cpu::row_kernels().layer_norm_row(x, layer_norm->weight().data<float>(), layer_norm->bias().data<float>(), normed,
                                      width, layer_norm->eps());
     return;
   }
   const auto& rms_norm = dynamic_cast<const nn::RMSNorm&>(norm);
   const float* weight = rms_norm.weight().defined() ? rms_norm.weight().data<float>() : nullptr;
-  nn::row_kernels().rms_norm_row(x, weight, normed, width, rms_norm.eps());
+  cpu::row_kernels().rms_norm_row(x, weight, normed, width, rms_norm.eps());
 }
 
 // x_rounded = x as the kernels of a bfloat16 or int8 W multiply it (nothing for a float32 W).
-void prepare_rows(const QuantizedMatrix& weight, const float* x, RoundedActivations& x_rounded) {
+void prepare_rows(const QuantizedMatrix& weight, const float* x, cpu::RoundedActivations& x_rounded) {
   if (weight.format() != DType::Float32) raw::prepare_activations(weight, x, x_rounded);
 }
 
 // out[r] = W[r] . x (+ b[r]) for rows r in [first, last) of W (out, in):
 // float32, or bfloat16 / int8 (tensor/quantized_matmul.h), x_rounded from prepare_rows.
 void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t first, int64_t last, const float* x,
-                 const RoundedActivations& x_rounded, float* out) {
+                 const cpu::RoundedActivations& x_rounded, float* out) {
   const int64_t in = weight.cols();
   if (weight.format() == DType::Float32)
-    raw::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
+    cpu::gemv_rows_serial(last - first, in, 1.0f, weight.values.data<float>() + first * in, in, x, 0.0f, out + first);
   else
     raw::gemv_rows_quantized_serial(weight, first, last, x_rounded, out + first);
   if (bias.defined()) {
@@ -81,7 +81,8 @@ void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t firs
 }
 
 // out[r] = W[r] . x + b[r] for this thread's share of the Linear's rows r. W (out, in).
-void linear_share(const Team& team, const nn::Linear& linear, const float* x, RoundedActivations& x_rounded, float* out) {
+void linear_share(const Team& team, const nn::Linear& linear, const float* x, cpu::RoundedActivations& x_rounded,
+                  float* out) {
   const auto [first, last] = team.share(linear.out_features());
   prepare_rows(linear.quantized_weight(), x, x_rounded);
   weight_rows(linear.quantized_weight(), linear.bias(), first, last, x, x_rounded, out);
@@ -91,7 +92,7 @@ void linear_share(const Team& team, const nn::Linear& linear, const float* x, Ro
 // heads team.share(NH), the only rows its share of the attention reads, so the
 // attention follows without a barrier.
 void qkv_of_own_heads(const Team& team, const nn::Linear& qkv_linear, int64_t heads, int64_t head_size,
-                      const float* x, RoundedActivations& x_rounded, float* qkv) {
+                      const float* x, cpu::RoundedActivations& x_rounded, float* qkv) {
   const int64_t channels = heads * head_size;
   const auto [first_head, last_head] = team.share(heads);
   prepare_rows(qkv_linear.quantized_weight(), x, x_rounded);
@@ -102,7 +103,7 @@ void qkv_of_own_heads(const Team& team, const nn::Linear& qkv_linear, int64_t he
 
 // residual[r] += (W[r] . x + b[r]) for this thread's share: the branch is
 // rounded before it is added, as add(x, linear(...)) does. branch is scratch (out).
-void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, RoundedActivations& x_rounded,
+void add_linear_share(const Team& team, const nn::Linear& linear, const float* x, cpu::RoundedActivations& x_rounded,
                       float* branch, float* residual) {
   linear_share(team, linear, x, x_rounded, branch);
   const auto [first, last] = team.share(linear.weight().size(0));
@@ -141,7 +142,7 @@ struct AttentionStep {
       normed.assign(out, out + head_size());
       source = normed.data();
     }
-    nn::row_kernels().rope_rotate_row(source, out, rope_cosines.data(), rope_sines.data(), head_size() / 2, 1.0f,
+    cpu::row_kernels().rope_rotate_row(source, out, rope_cosines.data(), rope_sines.data(), head_size() / 2, 1.0f,
                                       attention.options().rotary.pairing);
   }
 
@@ -171,7 +172,7 @@ struct AttentionStep {
       turn(attention.q_norm(), qkv + head * hd, query.data());
       const float* keys = cache.keys.data<float>() + g * capacity * hd;      // (capacity, HD)
       const float* values = cache.values.data<float>() + g * capacity * hd;  // (capacity, HD)
-      nn::row_kernels().attend_one_query(query.data(), keys, values, position + 1, hd, hd, hd, scores.data(),
+      cpu::row_kernels().attend_one_query(query.data(), keys, values, position + 1, hd, hd, hd, scores.data(),
                                          attended + head * hd);
     }
   }
@@ -179,7 +180,7 @@ struct AttentionStep {
 
 // hidden (H) = act(c_fc(normed)) for this thread's share of the H rows: GELU or
 // ReLU^2 on the rows just made, SwiGLU on its gate rows and the matching up rows.
-void mlp_share(const Team& team, const nn::MLP& mlp, const float* normed, RoundedActivations& x_rounded,
+void mlp_share(const Team& team, const nn::MLP& mlp, const float* normed, cpu::RoundedActivations& x_rounded,
                std::vector<float>& projected, float* hidden, nn::GeluApproximation gelu) {
   const int64_t hidden_size = mlp.c_proj().in_features();
   const auto [first, last] = team.share(hidden_size);
@@ -188,13 +189,13 @@ void mlp_share(const Team& team, const nn::MLP& mlp, const float* normed, Rounde
   if (mlp.kind() == nn::MlpKind::SwiGLU) {
     weight_rows(weight, mlp.c_fc().bias(), first, last, normed, x_rounded, projected.data());
     weight_rows(weight, mlp.c_fc().bias(), hidden_size + first, hidden_size + last, normed, x_rounded, projected.data());
-    nn::row_kernels().swiglu_row(projected.data() + first, projected.data() + hidden_size + first, hidden + first,
+    cpu::row_kernels().swiglu_row(projected.data() + first, projected.data() + hidden_size + first, hidden + first,
                                  last - first);
     return;
   }
   weight_rows(weight, mlp.c_fc().bias(), first, last, normed, x_rounded, hidden);
   if (mlp.kind() == nn::MlpKind::Gelu) {
-    nn::row_kernels().gelu_in_place(hidden + first, last - first, gelu);
+    cpu::row_kernels().gelu_in_place(hidden + first, last - first, gelu);
   } else {
     for (int64_t row = first; row < last; ++row) {
       const float r = hidden[row] < 0 ? 0.0f : hidden[row];
@@ -242,7 +243,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   std::vector<float> x = raw::contiguous(embed(ids, position)).to_vector<float>();  // (C), the residual stream
   std::vector<float> rope_cosines, rope_sines;  // this position's turn, the same in every layer
   if (config_.positional == PositionalEncoding::Rope)
-    nn::rope_tables(1, position, options.rotary.inverse_frequencies(head_size), rope_cosines, rope_sines);
+    cpu::rope_tables(1, position, options.rotary.inverse_frequencies(head_size), rope_cosines, rope_sines);
   std::vector<float> qkv(options.qkv_width()), attended(options.attention_width()), hidden(hidden_size);
   std::vector<float> projected(options.mlp == nn::MlpKind::SwiGLU ? 2 * hidden_size : 0);  // gate and up
   const QuantizedMatrix lm_weight = lm_head_ ? lm_head_->quantized_weight() : wte_->quantized_weight();  // (V, C)
@@ -253,7 +254,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   run_in_team([&](Team& team) {
     // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
     std::vector<float> normed(channels), scores(position + 1), query(head_size), branch(channels);
-    RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
+    cpu::RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
       normalize_into(block.ln_1(), x.data(), normed.data(), channels);

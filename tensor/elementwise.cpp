@@ -106,7 +106,7 @@ TG_COMPARISON(gt, x > y)
 TG_COMPARISON(ge, x >= y)
 
 TG_UNARY(neg, -x)
-TG_UNARY(exp, exp_fast(x))  // vectorised, within 2 ulp of std::exp (tensor/cpu/vector_math.h)
+TG_UNARY(exp, cpu::exp_fast(x))  // vectorised, within 2 ulp of std::exp (tensor/cpu/vector_math.h)
 TG_UNARY(log, std::log(x))
 TG_UNARY(sqrt, std::sqrt(x))
 TG_UNARY(tanh, std::tanh(x))

@@ -1,7 +1,7 @@
 #include "tinygpt/tensor/matmul.h"
 
 // cblas_sgemv / cblas_dgemv are called here directly: gemv below is their only
-// user. Matrix products go through raw::gemm (tensor/cpu/gemm.h).
+// user. Matrix products go through cpu::gemm (tensor/cpu/gemm.h).
 #include <cblas.h>
 
 #include <algorithm>
@@ -71,7 +71,7 @@ void gemv(const MatrixLayout& b, int64_t n, int64_t k, const T* x, int64_t x_ste
         for (int64_t p = 0; p < k; ++p) x_contiguous[p] = x[p * x_step];
         x = x_contiguous.data();
       }
-      gemv_rows(n, k, 1.0f, b_data, b.leading_dim, x, 0.0f, out);
+      cpu::gemv_rows(n, k, 1.0f, b_data, b.leading_dim, x, 0.0f, out);
       return;
     }
   }
@@ -99,7 +99,7 @@ void matrix_product(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int
     gemv<T>(b, n, k, a_data, a.transposed ? a.leading_dim : 1, b_data, out);
     return;
   }
-  gemm(a.transposed, b.transposed, m, n, k, T(1), a_data, a.leading_dim, b_data, b.leading_dim, T(0), out, out_ld);
+  cpu::gemm(a.transposed, b.transposed, m, n, k, T(1), a_data, a.leading_dim, b_data, b.leading_dim, T(0), out, out_ld);
 }
 
 // BLAS takes int sizes and strides.

@@ -1,4 +1,4 @@
-// Matrix products, handed to BLAS through raw::gemm (tensor/cpu/gemm.h).
+// Matrix products, handed to BLAS through cpu::gemm (tensor/cpu/gemm.h).
 //
 //   (M, K) @ (K, N)           -> (M, N)
 //   (..., M, K) @ (..., K, N) -> (..., M, N)   batch dims broadcast
@@ -9,7 +9,7 @@
 // flag with the original leading dimension: never copied. Only operands whose
 // last two dims are neither row- nor column-major are made contiguous first.
 // One float row times a transposed weight (batch-1 generation: x (1, C) @ W^T)
-// runs our own bandwidth-bound kernel, raw::gemv_rows (tensor/cpu/gemv.h).
+// runs our own bandwidth-bound kernel, cpu::gemv_rows (tensor/cpu/gemv.h).
 // Its backward (autograd/matmul_op.cpp) is two more products through this
 // function on transposed views, dA = dC @ B^T and dB = A^T @ dC: fresh tensors,
 // which the autograd engine adds into any gradient already there.

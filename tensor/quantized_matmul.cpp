@@ -9,7 +9,7 @@
 #include "tinygpt/tensor/cpu/gemm.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/runtime/profile.h"
-#include "tinygpt/tensor/cpu/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
@@ -27,7 +27,7 @@ constexpr int64_t kChunkWeights = 48 * 1024;
 
 }  // namespace
 
-void prepare_activations(const QuantizedMatrix& weight, const float* x, RoundedActivations& rounded) {
+void prepare_activations(const QuantizedMatrix& weight, const float* x, cpu::RoundedActivations& rounded) {
   if (weight.format() == DType::Int8)
     quantize_activations(x, weight.cols(), rounded.int8);
   else
@@ -35,9 +35,9 @@ void prepare_activations(const QuantizedMatrix& weight, const float* x, RoundedA
 }
 
 void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last,
-                                const RoundedActivations& x, float* out) {
+                                const cpu::RoundedActivations& x, float* out) {
   const int64_t cols = weight.cols();
-  const QuantizedRowKernels& kernels = quantized_row_kernels();
+  const cpu::QuantizedRowKernels& kernels = cpu::quantized_row_kernels();
   if (weight.format() == DType::BFloat16) {
     kernels.dot_bfloat16_rows(weight.values.data<bfloat16>() + first * cols, last - first, cols, x.bfloat16, out);
     return;
@@ -48,7 +48,7 @@ void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, in
 }
 
 void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out) {
-  RoundedActivations rounded;  // rounded once, read by every thread
+  cpu::RoundedActivations rounded;  // rounded once, read by every thread
   prepare_activations(weight, x, rounded);
   const int64_t rows = weight.rows();
   const int64_t rows_per_chunk = std::max<int64_t>(8, kChunkWeights / std::max<int64_t>(1, weight.cols()));
@@ -80,8 +80,8 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
     // x rounded to bfloat16 too, and the bfloat16 product (tensor/cpu/gemm_bf16.h):
     // on a CPU with AVX512-BF16 twice sgemm's speed, and W is read as stored.
     Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
-    float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
-    gemm_bf16(false, true, rows, out_features, in_features, 1.0f, x_bf16.data<bfloat16>(), in_features,
+    cpu::float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
+    cpu::gemm_bf16(false, true, rows, out_features, in_features, 1.0f, x_bf16.data<bfloat16>(), in_features,
               weight.values.data<bfloat16>(), in_features, 0.0f, output, out_features);
     return y;
   }
@@ -90,12 +90,12 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
   // y[:, panel] (N, P) = x (N, in) @ panel^T (in, P).
   const int64_t panel_rows = std::clamp<int64_t>(kPanelFloats / in_features, 16, out_features);
   const int64_t panels = (out_features + panel_rows - 1) / panel_rows;
-  if (bf16_gemm_kernel() == Bf16GemmKernel::avx512_bf16) {
+  if (cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16) {
     // Where the CPU multiplies bfloat16 pairs (VDPBF16PS), panels widened to
     // bfloat16 and x rounded to bfloat16 go twice as fast as float32 through sgemm.
     const Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
-    float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
-    const QuantizedRowKernels& kernels = quantized_row_kernels();
+    cpu::float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
+    const cpu::QuantizedRowKernels& kernels = cpu::quantized_row_kernels();
     const int8_t* values = weight.values.data<int8_t>();
     const float* scales = weight.scales.data<float>();
     const int64_t blocks = weight.scales.size(1);
@@ -108,7 +108,7 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
         for (int64_t row = first; row < first + count; ++row)
           kernels.dequantize_int8_row_to_bfloat16(values + row * in_features, scales + row * blocks,
                                                   panel.data() + (row - first) * in_features, in_features);
-        gemm_bf16(false, true, rows, count, in_features, 1.0f, x_bf16.data<bfloat16>(), in_features, panel.data(),
+        cpu::gemm_bf16(false, true, rows, count, in_features, 1.0f, x_bf16.data<bfloat16>(), in_features, panel.data(),
                   in_features, 0.0f, output + first, out_features);
       }
     }
@@ -121,7 +121,7 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
     for (int64_t index = 0; index < panels; ++index) {
       const int64_t first = index * panel_rows, count = std::min(panel_rows, out_features - first);
       dequantize_rows(weight, first, count, panel.data());
-      gemm(false, true, rows, count, in_features, 1.0f, input, in_features, panel.data(), in_features, 0.0f,
+      cpu::gemm(false, true, rows, count, in_features, 1.0f, input, in_features, panel.data(), in_features, 0.0f,
            output + first, out_features);
     }
   }

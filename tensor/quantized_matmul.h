@@ -29,12 +29,12 @@ namespace tg::raw {
 // x (in) as the one-row kernels of `weight` multiply it: rounded to int8
 // blocks for an int8 W, to bfloat16 for a bfloat16 W, into `rounded` (its
 // buffers reused from call to call).
-void prepare_activations(const QuantizedMatrix& weight, const float* x, RoundedActivations& rounded);
+void prepare_activations(const QuantizedMatrix& weight, const float* x, cpu::RoundedActivations& rounded);
 
 // out[r - first] = W[r] . x for rows r in [first, last), on the calling thread;
 // x (in) as prepare_activations(weight, x, ...) rounded it, out contiguous.
 void gemv_rows_quantized_serial(const QuantizedMatrix& weight, int64_t first, int64_t last,
-                                const RoundedActivations& x, float* out);
+                                const cpu::RoundedActivations& x, float* out);
 // The same for every row, the rows shared among the OpenMP threads.
 void gemv_rows_quantized(const QuantizedMatrix& weight, const float* x, float* out);
 

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "tinygpt/tensor/index.h"
-#include "tinygpt/tensor/cpu/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg {
@@ -39,7 +39,7 @@ float quantize_int8_block(const float* numbers, int64_t count, int8_t* values) {
 // largest |x|, the same float32 multiply, rounded to nearest even as
 // nearbyint does. A decode step rounds 49 activation vectors a token this way.
 float quantize_full_int8_block(const float* numbers, int8_t* values) {
-  static_assert(kInt8BlockSize == 32);
+  static_assert(cpu::kInt8BlockSize == 32);
   const __m256 magnitude_bits = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256 infinity = _mm256_set1_ps(std::numeric_limits<float>::infinity());
   __m256 parts[4], largest = _mm256_setzero_ps();
@@ -50,7 +50,7 @@ float quantize_full_int8_block(const float* numbers, int8_t* values) {
     largest = _mm256_max_ps(largest, magnitudes);
     finite &= _mm256_movemask_ps(_mm256_cmp_ps(magnitudes, infinity, _CMP_LT_OQ));  // false for inf and NaN
   }
-  if (finite != 0xff) return quantize_int8_block(numbers, kInt8BlockSize, values);
+  if (finite != 0xff) return quantize_int8_block(numbers, cpu::kInt8BlockSize, values);
   __m128 four = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
   four = _mm_max_ps(four, _mm_movehl_ps(four, four));
   const float scale = _mm_cvtss_f32(_mm_max_ss(four, _mm_movehdup_ps(four))) / 127.0f;
@@ -70,17 +70,17 @@ float quantize_full_int8_block(const float* numbers, int8_t* values) {
 // One row (cols) of float32 numbers -> int8 values and ceil(cols / 32) scales.
 void quantize_int8_row(const float* numbers, int64_t cols, int8_t* values, float* scales) {
   int64_t start = 0, block = 0;
-  for (; start + kInt8BlockSize <= cols; start += kInt8BlockSize, ++block)
+  for (; start + cpu::kInt8BlockSize <= cols; start += cpu::kInt8BlockSize, ++block)
     scales[block] = quantize_full_int8_block(numbers + start, values + start);
   if (start < cols) scales[block] = quantize_int8_block(numbers + start, cols - start, values + start);
 }
 
 }  // namespace
 
-void quantize_activations(const float* x, int64_t cols, Int8Activations& out) {
+void quantize_activations(const float* x, int64_t cols, cpu::Int8Activations& out) {
   out.values.resize(static_cast<size_t>(cols));
   out.magnitudes.resize(static_cast<size_t>(cols));
-  out.scales.resize(static_cast<size_t>(int8_blocks_per_row(cols)));
+  out.scales.resize(static_cast<size_t>(cpu::int8_blocks_per_row(cols)));
   quantize_int8_row(x, cols, out.values.data(), out.scales.data());
   out.negative.assign(static_cast<size_t>((cols + 63) / 64), 0);
   int64_t col = 0;
@@ -95,7 +95,7 @@ void quantize_activations(const float* x, int64_t cols, Int8Activations& out) {
   }
 }
 
-void round_activations(const float* x, int64_t cols, BFloat16Activations& out) {
+void round_activations(const float* x, int64_t cols, cpu::BFloat16Activations& out) {
   out.values.resize(static_cast<size_t>(cols));
   out.widened.resize(static_cast<size_t>(cols));
   for (int64_t col = 0; col < cols; ++col) {
@@ -124,7 +124,7 @@ QuantizedMatrix quantize_matrix(const Tensor& weight, DType format) {
     for (int64_t index = 0; index < rows * cols; ++index) values[index] = bfloat16(weights[index]);
     return matrix;
   }
-  const int64_t blocks = int8_blocks_per_row(cols);
+  const int64_t blocks = cpu::int8_blocks_per_row(cols);
   matrix.scales = Tensor::empty({rows, blocks}, DType::Float32);
   int8_t* values = matrix.values.data<int8_t>();
   float* scales = matrix.scales.data<float>();
@@ -136,7 +136,7 @@ QuantizedMatrix quantize_matrix(const Tensor& weight, DType format) {
 
 void dequantize_rows(const QuantizedMatrix& matrix, int64_t first, int64_t count, float* out) {
   const int64_t cols = matrix.cols();
-  const QuantizedRowKernels& kernels = quantized_row_kernels();
+  const cpu::QuantizedRowKernels& kernels = cpu::quantized_row_kernels();
   if (matrix.format() == DType::BFloat16) {
     const bfloat16* values = matrix.values.data<bfloat16>();
     for (int64_t row = first; row < first + count; ++row)
@@ -177,7 +177,7 @@ void check_quantized_matrix(const QuantizedMatrix& matrix, const std::string& wh
     check(!matrix.scales.defined(), what, ": a bfloat16 matrix has no scales");
     return;
   }
-  const Shape expected{values.size(0), int8_blocks_per_row(values.size(1))};
+  const Shape expected{values.size(0), cpu::int8_blocks_per_row(values.size(1))};
   check(matrix.scales.defined(), what, ": an int8 matrix needs its scales, float32 ", expected,
         " (one per block of 32 weights)");
   check(matrix.scales.dtype() == DType::Float32 && matrix.scales.shape() == expected && matrix.scales.is_contiguous(),

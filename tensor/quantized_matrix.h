@@ -38,8 +38,8 @@ struct QuantizedMatrix {
 
 // x (cols) -> `out`, resized (its buffers are reused from call to call): rounded to int8
 // blocks for int8 weights, to bfloat16 for bfloat16 weights (tensor/cpu/rounded_activations.h).
-void quantize_activations(const float* x, int64_t cols, Int8Activations& out);
-void round_activations(const float* x, int64_t cols, BFloat16Activations& out);
+void quantize_activations(const float* x, int64_t cols, cpu::Int8Activations& out);
+void round_activations(const float* x, int64_t cols, cpu::BFloat16Activations& out);
 
 // Is `format` one QuantizedMatrix holds (bfloat16 or int8)?
 bool is_quantized_format(DType format);

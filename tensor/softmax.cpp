@@ -37,7 +37,7 @@ constexpr int64_t kLanes = 16;  // independent partial results per row, so the c
 template <class T>
 void exp_shifted(const T* __restrict__ x, T shift, T* __restrict__ out, int64_t n) {
   // exp_fast (tensor/cpu/vector_math.h) vectorises; std::exp would be a libm call per element.
-  for (int64_t i = 0; i < n; ++i) out[i] = exp_fast(x[i] - shift);
+  for (int64_t i = 0; i < n; ++i) out[i] = cpu::exp_fast(x[i] - shift);
 }
 
 template <class T>

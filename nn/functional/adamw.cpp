@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/runtime/profile.h"
@@ -18,7 +19,7 @@ namespace tg::nn {
 namespace {
 
 // The checks, then the scalars of one update, computed as torch computes them.
-AdamWScalars adamw_scalars(const AdamWHyperparameters& hyperparameters, int64_t step) {
+cpu::AdamWScalars adamw_scalars(const AdamWHyperparameters& hyperparameters, int64_t step) {
   check(step >= 1, "adamw_step: step is 1-based, got ", step);
   check(hyperparameters.beta1 >= 0 && hyperparameters.beta1 < 1 && hyperparameters.beta2 >= 0 && hyperparameters.beta2 < 1,
         "adamw_step: betas must be in [0, 1), got (", hyperparameters.beta1, ", ", hyperparameters.beta2, ")");
@@ -31,7 +32,7 @@ AdamWScalars adamw_scalars(const AdamWHyperparameters& hyperparameters, int64_t 
   const double bias_correction2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const float step_size = static_cast<float>(lr / bias_correction1);
   const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
-  return AdamWScalars{decay_factor, beta1_f,   one_minus_beta1, beta2_f, one_minus_beta2,
+  return cpu::AdamWScalars{decay_factor, beta1_f,   one_minus_beta1, beta2_f, one_minus_beta2,
                       step_size,    hyperparameters.eps, bias_correction2_sqrt};
 }
 
@@ -46,7 +47,7 @@ void adamw_step(float* param, const float* grad, float* m, float* v, int64_t cou
 void adamw_step(float* param, const float* grad, float* m, float* v, const std::vector<AdamWSlice>& slices,
                 int64_t step) {
   ProfileScope scope(ProfileFamily::adamw);
-  std::vector<AdamWScalars> scalars;
+  std::vector<cpu::AdamWScalars> scalars;
   int64_t total = 0;
   for (const AdamWSlice& slice : slices) {
     check(slice.offset >= 0 && slice.count >= 0, "adamw_step: a slice needs offset and count >= 0, got ", slice.offset,
@@ -55,7 +56,7 @@ void adamw_step(float* param, const float* grad, float* m, float* v, const std::
     total += slice.count;
   }
   scope.add_bytes(7.0 * static_cast<double>(total) * sizeof(float));  // reads p, g, m, v; writes p, m, v
-  const auto adamw = optimizer_kernels().adamw;
+  const auto adamw = cpu::optimizer_kernels().adamw;
 #pragma omp parallel if (total >= kParallelThreshold)
   {
     const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();

@@ -9,7 +9,7 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/tensor/cpu/attention_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
@@ -29,7 +29,7 @@ Tensor kernel_readable_head_rows(const Tensor& x) {
 
 // x (B, NH, T, HS), readable in place, as the kernels take it.
 template <class T>
-HeadRows<T> head_rows(const Tensor& x) {
+cpu::HeadRows<T> head_rows(const Tensor& x) {
   return {x.data<T>(), x.stride(0), x.stride(1), std::max(x.stride(2), x.size(3))};
 }
 
@@ -38,7 +38,7 @@ T* data_or_null(const Tensor& x) {
   return x.defined() ? x.data<T>() : nullptr;
 }
 
-AttentionShape check_arguments(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
+cpu::AttentionShape check_arguments(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
   check(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, op, ": q, k, v must be (B, NH, T, HS), got q ", q.shape(),
         ", k ", k.shape(), ", v ", v.shape());
   check(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3), op, ": q ", q.shape(), " and k ",
@@ -55,7 +55,7 @@ AttentionShape check_arguments(const char* op, const Tensor& q, const Tensor& k,
 // A (B, T, NH, HS) contiguous buffer seen as (B, NH, T, HS): the layout of the
 // gradients returned (any layout is allowed; this one matches how q, k, v are
 // usually carved out of a (B, T, 3C) projection, so the permute back is free).
-Tensor head_major_gradient(const AttentionShape& shape, int64_t positions, DType dtype) {
+Tensor head_major_gradient(const cpu::AttentionShape& shape, int64_t positions, DType dtype) {
   return raw::permute(Tensor::empty({shape.batch, positions, shape.heads, shape.head_size}, dtype), {0, 2, 1, 3});
 }
 
@@ -81,7 +81,7 @@ struct AttentionGradients {
 // one) and returns what the op's inputs get.
 template <class GradientParts>
 Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Tensor& q, const Tensor& k,
-                    const Tensor& v, const AttentionShape& shape, const GradientParts& gradient_parts) {
+                    const Tensor& v, const cpu::AttentionShape& shape, const GradientParts& gradient_parts) {
   ProfileScope scope(ProfileFamily::attention);
   const Tensor q_rows = kernel_readable_head_rows(q), k_rows = kernel_readable_head_rows(k);
   const Tensor v_rows = kernel_readable_head_rows(v);
@@ -90,10 +90,10 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
   Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())
                                 : Tensor();
   visit_floating(q.dtype(), op, [&]<class T>() {
-    functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
+    cpu::functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
                                               y.data<T>(), data_or_null<T>(weights), shape);
   });
-  scope.add_flops(2 * 2 * attention_block_multiply_adds(shape, kQueryBlock));  // scores and y
+  scope.add_flops(2 * 2 * cpu::attention_block_multiply_adds(shape, cpu::kQueryBlock));  // scores and y
   return record(op, inputs, y,
                 [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape, gradient_parts](
                     const Tensor& dy, const Needs& needs_grad) {
@@ -101,14 +101,14 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
                   const Tensor dy_contiguous = raw::contiguous(dy);
                   const AttentionGradients grads = gradient_parts(needs_grad);
                   visit_floating(q.dtype(), "causal_attention backward", [&]<class T>() {
-                    functional_kernels<T>().attention_backward(
+                    cpu::functional_kernels<T>().attention_backward(
                         dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q), head_rows<T>(k), head_rows<T>(v),
                         grads.template data<T>(grads.dq), grads.template data<T>(grads.dk),
                         grads.template data<T>(grads.dv), grads.row_stride, shape);
                   });
                   const bool dq = grads.dq.wanted(), dk = grads.dk.wanted(), dv = grads.dv.wanted();
                   const int products = (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0);  // dv, dP, dq, dk
-                  scope.add_flops(2.0 * products * attention_block_multiply_adds(shape, kBackwardQueryBlock));
+                  scope.add_flops(2.0 * products * cpu::attention_block_multiply_adds(shape, cpu::kBackwardQueryBlock));
                   return grads.returned;
                 }, {q_rows, k_rows, v_rows});
 }
@@ -116,7 +116,7 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
 }  // namespace
 
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const AttentionShape shape = check_arguments("causal_attention", q, k, v);
+  const cpu::AttentionShape shape = check_arguments("causal_attention", q, k, v);
   // dq (B, NH, Tq, HS), dk, dv (B, NH, Tk, HS): each (B, T, NH, HS) contiguous, rows C apart.
   return attention_op("causal_attention", {q, k, v}, q, k, v, shape, [shape, dtype = q.dtype()](const Needs& needs) {
     AttentionGradients grads;
@@ -138,7 +138,7 @@ Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads) {
   const Tensor parts = raw::view(qkv, {batch, time, 3, heads, channels / heads});  // (B, T, 3, NH, HS)
   const auto part = [&](int64_t index) { return raw::permute(raw::select(parts, 2, index), {0, 2, 1, 3}); };
   const Tensor q = part(0), k = part(1), v = part(2);  // (B, NH, T, HS) views
-  const AttentionShape shape = check_arguments("causal_attention_qkv", q, k, v);
+  const cpu::AttentionShape shape = check_arguments("causal_attention_qkv", q, k, v);
   // d_qkv (B, T, 3C): dq, dk, dv written into its three parts, rows 3C apart.
   return attention_op("causal_attention_qkv", {qkv}, q, k, v, shape, [shape, dtype = qkv.dtype()](const Needs&) {
     AttentionGradients grads;
@@ -160,7 +160,7 @@ Tensor causal_mask(int64_t queries, int64_t keys) {
 }
 
 Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const AttentionShape shape = check_arguments("causal_attention_reference", q, k, v);
+  const cpu::AttentionShape shape = check_arguments("causal_attention_reference", q, k, v);
   const Tensor mask = causal_mask(shape.queries, shape.keys);  // (Tq, Tk)
   const double scale = 1.0 / std::sqrt(static_cast<double>(shape.head_size));
   const Tensor scores = tg::matmul(q, tg::transpose(k, -2, -1)) * scale;  // (B, NH, Tq, Tk)

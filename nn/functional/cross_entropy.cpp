@@ -53,7 +53,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   const int64_t valid = count_valid_targets(targets_contiguous.data<int64_t>(), rows, classes, ignore_index);
   Tensor row_stats = Tensor::empty({rows, 2}, logits.dtype());  // each row's max and log_sum
   const double total = visit_floating(logits.dtype(), "cross_entropy", [&]<class T>() {
-    return functional_kernels<T>().cross_entropy_forward(logits_contiguous.data<T>(), targets_contiguous.data<int64_t>(),
+    return cpu::functional_kernels<T>().cross_entropy_forward(logits_contiguous.data<T>(), targets_contiguous.data<int64_t>(),
                                            row_stats.data<T>(), rows, classes, ignore_index);
   });
   scope.add_bytes_of(logits, targets, row_stats);
@@ -67,7 +67,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                   Tensor dlogits = Tensor::empty(logits.shape(), logits.dtype());
                   visit_floating(logits.dtype(), "cross_entropy backward", [&]<class T>() {
                     const T dloss_per_row = valid > 0 ? dloss.item<T>() / static_cast<T>(valid) : T(0);
-                    functional_kernels<T>().cross_entropy_backward(logits.data<T>(), targets.data<int64_t>(), row_stats.data<T>(),
+                    cpu::functional_kernels<T>().cross_entropy_backward(logits.data<T>(), targets.data<int64_t>(), row_stats.data<T>(),
                                                      dloss_per_row, dlogits.data<T>(), rows, classes, ignore_index);
                   });
                   scope.add_bytes_of(logits, targets, row_stats, dlogits);

@@ -47,7 +47,7 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
   const Tensor x_contiguous = raw::contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   visit_floating(x.dtype(), name, [&]<class T>() {
-    functional_kernels<T>().gelu_forward(x_contiguous.data<T>(), y.data<T>(), x.numel(), approximation);
+    cpu::functional_kernels<T>().gelu_forward(x_contiguous.data<T>(), y.data<T>(), x.numel(), approximation);
   });
   scope.add_bytes_of(x, y);
   return record(name, {x}, y, [x = x_contiguous.detach(), approximation](const Tensor& dy, const Needs&) {
@@ -55,7 +55,7 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     visit_floating(x.dtype(), "gelu backward", [&]<class T>() {
-      functional_kernels<T>().gelu_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel(), approximation);
+      cpu::functional_kernels<T>().gelu_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel(), approximation);
     });
     scope.add_bytes_of(dy, x, dx);
     return Grads{dx};
@@ -64,10 +64,10 @@ Tensor gelu(const Tensor& x, GeluApproximation approximation) {
 
 Tensor gelu_reference(const Tensor& x, GeluApproximation approximation) {
   if (approximation == GeluApproximation::Tanh) {
-    const Tensor u = kGeluSqrt2OverPi * (x + kGeluCubicCoefficient * x * x * x);
+    const Tensor u = cpu::kGeluSqrt2OverPi * (x + cpu::kGeluCubicCoefficient * x * x * x);
     return 0.5 * x * (1.0 + tg::tanh(u));
   }
-  return 0.5 * x * (1.0 + erf_op(x * kGeluInvSqrt2));
+  return 0.5 * x * (1.0 + erf_op(x * cpu::kGeluInvSqrt2));
 }
 
 }  // namespace tg::nn

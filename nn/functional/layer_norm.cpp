@@ -6,7 +6,6 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
-#include "tinygpt/tensor/cpu/layer_norm_kernels.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/view.h"
@@ -39,7 +38,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   Tensor mean = Tensor::empty({rows}, x.dtype());
   Tensor rstd = Tensor::empty({rows}, x.dtype());
   visit_floating(x.dtype(), "layer_norm", [&]<class T>() {
-    functional_kernels<T>().layer_norm_forward(x_contiguous.data<T>(), weight_contiguous.data<T>(), bias_contiguous.data<T>(),
+    cpu::functional_kernels<T>().layer_norm_forward(x_contiguous.data<T>(), weight_contiguous.data<T>(), bias_contiguous.data<T>(),
                                  y.data<T>(), mean.data<T>(), rstd.data<T>(), rows, channels, eps);
   });
   scope.add_bytes_of(x, weight, bias, y, mean, rstd);
@@ -52,7 +51,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                   Tensor dweight = needs_grad[1] ? Tensor::empty({channels}, x.dtype()) : Tensor();
                   Tensor dbias = needs_grad[2] ? Tensor::empty({channels}, x.dtype()) : Tensor();
                   visit_floating(x.dtype(), "layer_norm backward", [&]<class T>() {
-                    functional_kernels<T>().layer_norm_backward(dy_contiguous.data<T>(), x.data<T>(), weight.data<T>(),
+                    cpu::functional_kernels<T>().layer_norm_backward(dy_contiguous.data<T>(), x.data<T>(), weight.data<T>(),
                                                   mean.data<T>(), rstd.data<T>(), dx.defined() ? dx.data<T>() : nullptr,
                                                   dweight.defined() ? dweight.data<T>() : nullptr,
                                                   dbias.defined() ? dbias.data<T>() : nullptr, rows, channels);

@@ -26,7 +26,7 @@ Tensor relu_squared(const Tensor& x) {
   const Tensor x_contiguous = raw::contiguous(x);
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   visit_floating(x.dtype(), "relu_squared", [&]<class T>() {
-    functional_kernels<T>().relu_squared_forward(x_contiguous.data<T>(), y.data<T>(), x.numel());
+    cpu::functional_kernels<T>().relu_squared_forward(x_contiguous.data<T>(), y.data<T>(), x.numel());
   });
   scope.add_bytes_of(x, y);
   return record("relu_squared", {x}, y, [x = x_contiguous.detach()](const Tensor& dy, const Needs&) {
@@ -34,7 +34,7 @@ Tensor relu_squared(const Tensor& x) {
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     visit_floating(x.dtype(), "relu_squared backward", [&]<class T>() {
-      functional_kernels<T>().relu_squared_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel());
+      cpu::functional_kernels<T>().relu_squared_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), x.numel());
     });
     scope.add_bytes_of(dy, x, dx);
     return Grads{dx};

@@ -41,7 +41,7 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   Tensor rstd = Tensor::empty({rows}, x.dtype());
   visit_floating(x.dtype(), "rms_norm", [&]<class T>() {
-    functional_kernels<T>().rms_norm_forward(x_contiguous.data<T>(), data_or_null<T>(weight_contiguous), y.data<T>(),
+    cpu::functional_kernels<T>().rms_norm_forward(x_contiguous.data<T>(), data_or_null<T>(weight_contiguous), y.data<T>(),
                                              rstd.data<T>(), rows, channels, eps);
   });
   scope.add_bytes_of(x, y, rstd);
@@ -57,7 +57,7 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
                   const bool weight_grad = weight.defined() && needs_grad[1];
                   Tensor dweight = weight_grad ? Tensor::empty({channels}, x.dtype()) : Tensor();
                   visit_floating(x.dtype(), "rms_norm backward", [&]<class T>() {
-                    functional_kernels<T>().rms_norm_backward(dy_contiguous.data<T>(), x.data<T>(), data_or_null<T>(weight),
+                    cpu::functional_kernels<T>().rms_norm_backward(dy_contiguous.data<T>(), x.data<T>(), data_or_null<T>(weight),
                                                               rstd.data<T>(), dx.defined() ? dx.data<T>() : nullptr,
                                                               dweight.defined() ? dweight.data<T>() : nullptr, rows,
                                                               channels);

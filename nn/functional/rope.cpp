@@ -42,8 +42,8 @@ Tensor rope(const Tensor& x, int64_t position_offset, const Rotary& rotary) {
   const RopePairing pairing = rotary.pairing;
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosines, sines;
-    rope_tables(x.size(2), position_offset, frequencies, cosines, sines);
-    functional_kernels<T>().rope(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1),
+    cpu::rope_tables(x.size(2), position_offset, frequencies, cosines, sines);
+    cpu::functional_kernels<T>().rope(x_rows.data<T>(), x_rows.strides(), y.data<T>(), x.shape(), cosines, sines, T(1),
                                  pairing);
   });
   scope.add_bytes_of(x, y);
@@ -53,8 +53,8 @@ Tensor rope(const Tensor& x, int64_t position_offset, const Rotary& rotary) {
     Tensor dx = Tensor::empty(dy.shape(), dy.dtype());
     visit_floating(dy.dtype(), "rope backward", [&]<class T>() {
       std::vector<T> cosines, sines;
-      rope_tables(dy.size(2), position_offset, frequencies, cosines, sines);
-      functional_kernels<T>().rope(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1),
+      cpu::rope_tables(dy.size(2), position_offset, frequencies, cosines, sines);
+      cpu::functional_kernels<T>().rope(dy_rows.data<T>(), dy_rows.strides(), dx.data<T>(), dy.shape(), cosines, sines, T(-1),
                                    pairing);
     });
     scope.add_bytes_of(dy, dx);
@@ -69,7 +69,7 @@ Tensor rope_reference(const Tensor& x, int64_t position_offset, const Rotary& ro
   Tensor sines = Tensor::empty({positions, pairs}, x.dtype());
   visit_floating(x.dtype(), "rope", [&]<class T>() {
     std::vector<T> cosine_table, sine_table;
-    rope_tables(positions, position_offset, rotary.inverse_frequencies(head_size), cosine_table, sine_table);
+    cpu::rope_tables(positions, position_offset, rotary.inverse_frequencies(head_size), cosine_table, sine_table);
     std::copy(cosine_table.begin(), cosine_table.end(), cosines.data<T>());
     std::copy(sine_table.begin(), sine_table.end(), sines.data<T>());
   });

@@ -76,7 +76,7 @@ std::string RopeScaling::text() const {
 std::vector<double> Rotary::inverse_frequencies(int64_t head_size) const {
   std::vector<double> frequencies(head_size / 2);
   for (int64_t i = 0; i < head_size / 2; ++i) {
-    const double unscaled = rope_inverse_frequency(i, head_size, base);
+    const double unscaled = cpu::rope_inverse_frequency(i, head_size, base);
     double value = unscaled;
     if (scaling.kind == RopeScaling::Kind::Linear) {
       value = unscaled / scaling.factor;

@@ -35,7 +35,7 @@ Tensor swiglu(const Tensor& x) {
   const Tensor x_contiguous = raw::contiguous(x);
   Tensor y = Tensor::empty(halved(x.shape()), x.dtype());
   visit_floating(x.dtype(), "swiglu", [&]<class T>() {
-    functional_kernels<T>().swiglu_forward(x_contiguous.data<T>(), y.data<T>(), rows, hidden);
+    cpu::functional_kernels<T>().swiglu_forward(x_contiguous.data<T>(), y.data<T>(), rows, hidden);
   });
   scope.add_bytes_of(x, y);
   return record("swiglu", {x}, y, [x = x_contiguous.detach(), rows, hidden](const Tensor& dy, const Needs&) {
@@ -43,7 +43,7 @@ Tensor swiglu(const Tensor& x) {
     const Tensor dy_contiguous = raw::contiguous(dy);
     Tensor dx = Tensor::empty(x.shape(), x.dtype());
     visit_floating(x.dtype(), "swiglu backward", [&]<class T>() {
-      functional_kernels<T>().swiglu_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), rows, hidden);
+      cpu::functional_kernels<T>().swiglu_backward(dy_contiguous.data<T>(), x.data<T>(), dx.data<T>(), rows, hidden);
     });
     scope.add_bytes_of(dy, x, dx);
     return Grads{dx};

@@ -5,19 +5,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
-namespace tg::nn {
-
-// The factors of one step, computed in double and rounded to float as torch does.
-struct AdamWScalars {
-  float decay_factor;  // 1 - lr * weight_decay
-  float beta1, one_minus_beta1, beta2, one_minus_beta2;
-  float step_size;  // lr / (1 - beta1^t)
-  float eps;
-  float bias_correction2_sqrt;  // sqrt(1 - beta2^t)
-};
+namespace tg::cpu {
 
 // One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
@@ -39,4 +31,4 @@ inline void adamw_kernel(float* param, const float* grad, float* m, float* v, in
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

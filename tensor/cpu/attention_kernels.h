@@ -9,7 +9,7 @@
 //
 // Work is split over the B * NH heads of the batch (`batch_head` below), one
 // OpenMP thread per head at a time. Inside a head the products are
-// raw::small_gemm calls (tensor/cpu/small_gemm.h), register tiles on the calling
+// small_gemm calls (tensor/cpu/small_gemm.h), register tiles on the calling
 // thread with no packing: at these sizes (64 x 64 x 32 per head in cpu-small)
 // OpenBLAS spent as long packing its operands as multiplying. The products that
 // read k or v transposed (q k^T, dY v^T) take them from a copy turned around
@@ -46,61 +46,13 @@
 #include <vector>
 
 #include "tinygpt/tensor/cpu/gemv.h"
+#include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/simd.h"
 #include "tinygpt/tensor/cpu/small_gemm.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 
-namespace tg::nn {
-
-// Query rows per block: the forward's, and the backward's. The backward's dk
-// and dv products add a block's share onto every key row it sees, so small
-// blocks there mean many passes over dk and dv with short sums; 32 measured
-// better than 16 for T = 256 and the same for T = 64 (docs/performance.md).
-inline constexpr int64_t kQueryBlock = 16;
-inline constexpr int64_t kBackwardQueryBlock = 32;
-static_assert(kBackwardQueryBlock % kQueryBlock == 0, "a forward block must lie inside one backward block");
-
-// Below this many multiply-adds (B * NH * Tq * Tk * HS, one product) a call runs
-// on the calling thread: waking the team costs more than the work (generation
-// steps, tests).
-inline constexpr int64_t kAttentionParallelWork = int64_t{1} << 18;
-
-struct AttentionShape {
-  int64_t batch, heads, queries, keys, head_size;
-  int64_t channels() const { return heads * head_size; }
-  int64_t offset() const { return keys - queries; }  // absolute position of query 0
-  bool worth_parallel() const { return batch * heads * queries * keys * head_size >= kAttentionParallelWork; }
-  // Where head h of batch b starts in a (B, positions, NH, HS) buffer, rows
-  // row_stride apart (C, or 3C for a part of one (B, T, 3C) gradient): y, dy
-  // and the gradients, whose heads sit side by side in each row.
-  int64_t head_start(int64_t b, int64_t h, int64_t positions, int64_t row_stride) const {
-    return b * positions * row_stride + h * head_size;
-  }
-  int64_t head_start(int64_t b, int64_t h, int64_t positions) const { return head_start(b, h, positions, channels()); }
-};
-
-// The multiply-adds of one of the block products above (q_block @ k^T, say),
-// summed over every head and query block: rows * visible_end * HS each. The
-// forward makes 2 such products, the backward 4 (dv, dP, dq, dk), at 2 FLOPs
-// per multiply-add (the profile's attention rows, tensor/runtime/profile.h).
-inline double attention_block_multiply_adds(const AttentionShape& shape, int64_t query_block) {
-  double per_head = 0;
-  for (int64_t first = 0; first < shape.queries; first += query_block) {
-    const int64_t rows = std::min(query_block, shape.queries - first);
-    per_head += static_cast<double>(rows) * static_cast<double>(shape.offset() + first + rows);
-  }
-  return per_head * static_cast<double>(shape.batch * shape.heads * shape.head_size);
-}
-
-// One (B, NH, T, HS) operand as the kernels read it: a base pointer, strides for
-// b and h, and the stride between rows (positions), at least HS.
-template <class T>
-struct HeadRows {
-  const T* data;
-  int64_t batch_stride, head_stride, row_stride;
-  const T* head(int64_t b, int64_t h) const { return data + b * batch_stride + h * head_stride; }
-};
+namespace tg::cpu {
 
 // q, k, v of one head: (Tq, HS), (Tk, HS), (Tk, HS), rows as in their HeadRows.
 template <class T>
@@ -196,7 +148,7 @@ void causal_softmax_backward_rows(const T* weights, T* grad, int64_t rows, int64
 inline void attend_one_query(const float* q, const float* k, const float* v, int64_t keys, int64_t head_size,
                              int64_t k_row_stride, int64_t v_row_stride, float* scores, float* y) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
-  raw::gemv_rows_serial(keys, head_size, scale, k, k_row_stride, q, 0.0f, scores);  // scores_j = scale * k_j . q
+  gemv_rows_serial(keys, head_size, scale, k, k_row_stride, q, 0.0f, scores);  // scores_j = scale * k_j . q
   causal_softmax_rows(scores, 1, keys, keys, keys);
   std::fill(y, y + head_size, 0.0f);
   for (int64_t j = 0; j < keys; ++j) {  // y = sum_j weights_j v_j
@@ -232,14 +184,14 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
           continue;
         }
       }
-      raw::transpose_rows(keys, head_size, in.k, k.row_stride, k_transposed.data(), keys);
+      transpose_rows(keys, head_size, in.k, k.row_stride, k_transposed.data(), keys);
       T* weights_head = weights ? weights + batch_head * shape.queries * keys : nullptr;
       for (int64_t first = 0; first < shape.queries; first += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, shape.queries - first);
         const int64_t visible_end = shape.offset() + first + rows;  // keys the block's last row sees
         T* scores = weights_head ? weights_head + first * keys : scratch.data();
-        raw::small_gemm(rows, visible_end, head_size, scale, in.q + first * q.row_stride, q.row_stride, int64_t{1},
-                        k_transposed.data(), keys, T(0), scores, keys);
+        small_gemm(rows, visible_end, head_size, scale, in.q + first * q.row_stride, k_transposed.data(), T(0), scores,
+                   {.a_row = q.row_stride, .a_col = 1, .b_row = keys, .c_row = keys});
         causal_softmax_rows(scores, rows, keys, shape.offset() + first + 1, visible_end);
         if (weights_head) {  // the backward's larger blocks read these rows further: zeros up to their end
           const int64_t backward_block_end =
@@ -247,8 +199,8 @@ void attention_forward_kernel(const HeadRows<T>& q, const HeadRows<T>& k, const 
           for (int64_t r = 0; r < rows; ++r)
             std::fill(scores + r * keys + visible_end, scores + r * keys + shape.offset() + backward_block_end, T(0));
         }
-        raw::small_gemm(rows, head_size, visible_end, T(1), scores, keys, int64_t{1}, in.v, v.row_stride, T(0),
-                        y_head + first * channels, channels);
+        small_gemm(rows, head_size, visible_end, T(1), scores, in.v, T(0), y_head + first * channels,
+                   {.a_row = keys, .a_col = 1, .b_row = v.row_stride, .c_row = channels});
       }
     }
   }
@@ -280,7 +232,7 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
       T* dq_head = dq ? dq + shape.head_start(b, h, shape.queries, grad_row_stride) : nullptr;
       T* dk_head = dk ? dk + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
       T* dv_head = dv ? dv + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
-      if (needs_scores_grad) raw::transpose_rows(keys, head_size, in.v, v.row_stride, v_transposed.data(), keys);
+      if (needs_scores_grad) transpose_rows(keys, head_size, in.v, v.row_stride, v_transposed.data(), keys);
       // dk and dv accumulate over query blocks, last block first: it sees every
       // key, so its products overwrite them all (beta = 0) and nothing needs zeroing.
       const int64_t last_first = (shape.queries - 1) / kBackwardQueryBlock * kBackwardQueryBlock;
@@ -292,24 +244,24 @@ void attention_backward_kernel(const T* dy, const T* weights, const HeadRows<T>&
         const T* block_dy = dy_head + first * channels;
         // P^T and dS^T below: the block's (rows, keys) read with strides swapped.
         if (dv_head)
-          raw::small_gemm(visible_end, head_size, rows, T(1), block_weights, int64_t{1}, keys, block_dy, channels,
-                          accumulate, dv_head, grad_row_stride);
+          small_gemm(visible_end, head_size, rows, T(1), block_weights, block_dy, accumulate, dv_head,
+                     {.a_row = 1, .a_col = keys, .b_row = channels, .c_row = grad_row_stride});
         if (!needs_scores_grad) continue;
         T* block_dscores = dscores.data();  // dP, then dS
-        raw::small_gemm(rows, visible_end, head_size, T(1), block_dy, channels, int64_t{1}, v_transposed.data(), keys,
-                        T(0), block_dscores, keys);
+        small_gemm(rows, visible_end, head_size, T(1), block_dy, v_transposed.data(), T(0), block_dscores,
+                   {.a_row = channels, .a_col = 1, .b_row = keys, .c_row = keys});
         causal_softmax_backward_rows(block_weights, block_dscores, rows, keys, shape.offset() + first + 1, visible_end,
                                      scale);
         if (dq_head)
-          raw::small_gemm(rows, head_size, visible_end, T(1), block_dscores, keys, int64_t{1}, in.k, k.row_stride, T(0),
-                          dq_head + first * grad_row_stride, grad_row_stride);
+          small_gemm(rows, head_size, visible_end, T(1), block_dscores, in.k, T(0), dq_head + first * grad_row_stride,
+                     {.a_row = keys, .a_col = 1, .b_row = k.row_stride, .c_row = grad_row_stride});
         if (dk_head)
-          raw::small_gemm(visible_end, head_size, rows, T(1), block_dscores, int64_t{1}, keys,
-                          in.q + first * q.row_stride, q.row_stride, accumulate, dk_head, grad_row_stride);
+          small_gemm(visible_end, head_size, rows, T(1), block_dscores, in.q + first * q.row_stride, accumulate,
+                     dk_head, {.a_row = 1, .a_col = keys, .b_row = q.row_stride, .c_row = grad_row_stride});
       }
     }
   }
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

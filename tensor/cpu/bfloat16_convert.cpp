@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace tg::raw {
+namespace tg::cpu {
 
 namespace {
 
@@ -47,4 +47,4 @@ void bfloat16_to_float_rows(int64_t rows, int64_t cols, const bfloat16* src, int
   convert_rows(rows, cols, src, src_row_stride, dst, dst_row_stride);
 }
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

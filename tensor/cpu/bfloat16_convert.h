@@ -16,11 +16,11 @@
 
 #include "tinygpt/tensor/bfloat16.h"
 
-namespace tg::raw {
+namespace tg::cpu {
 
 void float_to_bfloat16_rows(int64_t rows, int64_t cols, const float* src, int64_t src_row_stride, bfloat16* dst,
                             int64_t dst_row_stride);
 void bfloat16_to_float_rows(int64_t rows, int64_t cols, const bfloat16* src, int64_t src_row_stride, float* dst,
                             int64_t dst_row_stride);
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

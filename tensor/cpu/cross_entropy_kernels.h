@@ -27,7 +27,7 @@
 #include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 
-namespace tg::nn {
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
 
@@ -83,4 +83,4 @@ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, cons
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

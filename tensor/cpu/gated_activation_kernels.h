@@ -20,7 +20,7 @@
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
-namespace tg::nn {
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
@@ -88,4 +88,4 @@ void relu_squared_backward_kernel(const T* dy, const T* x, T* dx, int64_t count)
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

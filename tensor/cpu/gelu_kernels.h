@@ -33,7 +33,7 @@
 #include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tensor/cpu/vector_math.h"
 
-namespace tg::nn {
+namespace tg::cpu {
 
 // One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
@@ -91,8 +91,8 @@ inline T gelu_erf_slope(T x) {
 // x (n) -> y (n)
 // values (n) = gelu(values), on the calling thread: the fused decode step's
 // activation (models/gpt_decode.cpp), the same numbers as gelu_forward_kernel.
-inline void gelu_in_place(float* values, int64_t count, GeluApproximation approximation) {
-  if (approximation == GeluApproximation::Tanh) {
+inline void gelu_in_place(float* values, int64_t count, nn::GeluApproximation approximation) {
+  if (approximation == nn::GeluApproximation::Tanh) {
 #pragma omp simd
     for (int64_t i = 0; i < count; ++i) values[i] = gelu_tanh_value(values[i]);
   } else {
@@ -101,8 +101,8 @@ inline void gelu_in_place(float* values, int64_t count, GeluApproximation approx
 }
 
 template <class T>
-void gelu_forward_kernel(const T* x, T* y, int64_t count, GeluApproximation approximation) {
-  if (approximation == GeluApproximation::Tanh) {
+void gelu_forward_kernel(const T* x, T* y, int64_t count, nn::GeluApproximation approximation) {
+  if (approximation == nn::GeluApproximation::Tanh) {
 #pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
     for (int64_t i = 0; i < count; ++i) y[i] = gelu_tanh_value(x[i]);
   } else {
@@ -113,8 +113,8 @@ void gelu_forward_kernel(const T* x, T* y, int64_t count, GeluApproximation appr
 
 // dy (n), x (n) -> dx (n)
 template <class T>
-void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApproximation approximation) {
-  if (approximation == GeluApproximation::Tanh) {
+void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, nn::GeluApproximation approximation) {
+  if (approximation == nn::GeluApproximation::Tanh) {
 #pragma omp parallel for simd schedule(static) if (count >= kParallelThreshold)
     for (int64_t i = 0; i < count; ++i) dx[i] = dy[i] * gelu_tanh_slope(x[i]);
   } else {
@@ -124,4 +124,4 @@ void gelu_backward_kernel(const T* dy, const T* x, T* dx, int64_t count, GeluApp
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

@@ -2,7 +2,7 @@
 
 #include <cblas.h>
 
-namespace tg::raw {
+namespace tg::cpu {
 
 namespace {
 
@@ -24,4 +24,4 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, d
               blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
 }
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

@@ -14,11 +14,11 @@
 #pragma once
 #include <cstdint>
 
-namespace tg::raw {
+namespace tg::cpu {
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

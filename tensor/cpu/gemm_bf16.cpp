@@ -10,7 +10,7 @@
 #include "tinygpt/tensor/cpu/gemm_bf16_avx512_bf16.h"
 #include "tinygpt/tensor/runtime/isa.h"
 
-namespace tg::raw {
+namespace tg::cpu {
 
 namespace {
 
@@ -79,4 +79,4 @@ void gemm_bf16(Bf16GemmKernel kernel, bool transpose_a, bool transpose_b, int64_
     gemm_via_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

@@ -1,6 +1,6 @@
 // The mixed-precision matrix product: bfloat16 operands, float32 accumulation
 // and result, for training in bfloat16 (issue 16). The conventions are
-// raw::gemm's (tensor/cpu/gemm.h), row-major:
+// cpu::gemm's (tensor/cpu/gemm.h), row-major:
 //
 //   c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c
 //
@@ -25,7 +25,7 @@
 
 #include "tinygpt/tensor/bfloat16.h"
 
-namespace tg::raw {
+namespace tg::cpu {
 
 enum class Bf16GemmKernel { avx512_bf16, float32_sgemm };
 
@@ -44,4 +44,4 @@ void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t
 void gemm_bf16(Bf16GemmKernel kernel, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                const bfloat16* a, int64_t lda, const bfloat16* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

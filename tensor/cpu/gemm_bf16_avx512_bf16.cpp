@@ -1,4 +1,4 @@
-// raw::gemm_bf16 with VDPBF16PS (tensor/cpu/gemm_bf16.h), compiled with
+// cpu::gemm_bf16 with VDPBF16PS (tensor/cpu/gemm_bf16.h), compiled with
 // -mavx512bf16 (the top CMakeLists.txt): nothing here may run on a CPU without
 // AVX512-BF16, so every function lives in isa_avx512_bf16 (tensor/runtime/isa.h).
 //
@@ -35,7 +35,7 @@
 #include <cstring>
 #include <vector>
 
-namespace tg::raw::isa_avx512_bf16 {
+namespace tg::cpu::isa_avx512_bf16 {
 
 namespace {
 
@@ -251,4 +251,4 @@ void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t
   }
 }
 
-}  // namespace tg::raw::isa_avx512_bf16
+}  // namespace tg::cpu::isa_avx512_bf16

@@ -6,7 +6,7 @@
 #include <immintrin.h>
 #endif
 
-namespace tg::raw {
+namespace tg::cpu {
 
 namespace {
 
@@ -95,4 +95,4 @@ void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int6
   }
 }
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

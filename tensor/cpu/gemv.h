@@ -10,7 +10,7 @@
 #pragma once
 #include <cstdint>
 
-namespace tg::raw {
+namespace tg::cpu {
 
 // w is row-major with rows w_row_stride >= K floats apart; x and out are
 // contiguous. beta == 0 overwrites out, ignoring what it held (even NaN), as BLAS does.
@@ -28,4 +28,4 @@ void gemv_rows_serial(int64_t n, int64_t k, float alpha, const float* w, int64_t
 void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
                          float beta, float* out);
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

@@ -1,6 +1,7 @@
-// Compiled twice (nn/functional/CMakeLists.txt): for AVX2, where TG_ISA is
-// isa_avx2, and for AVX-512, where it is isa_avx512. Each compilation
-// instantiates the kernels in its own namespace and fills that namespace's tables.
+// Compiled twice (tinygpt_kernel_sources, tensor/cpu/CMakeLists.txt): for AVX2,
+// where TG_ISA is isa_avx2, and for AVX-512, where it is isa_avx512. Each
+// compilation instantiates the kernels in its own namespace and fills that
+// namespace's table.
 #include "tinygpt/tensor/cpu/kernel_table.h"
 
 #include "tinygpt/tensor/cpu/adamw_kernels.h"
@@ -9,10 +10,11 @@
 #include "tinygpt/tensor/cpu/gated_activation_kernels.h"
 #include "tinygpt/tensor/cpu/gelu_kernels.h"
 #include "tinygpt/tensor/cpu/layer_norm_kernels.h"
+#include "tinygpt/tensor/cpu/quantized_kernels.h"
 #include "tinygpt/tensor/cpu/rms_norm_kernels.h"
 #include "tinygpt/tensor/cpu/rope_kernels.h"
 
-namespace tg::nn::TG_ISA {
+namespace tg::cpu::TG_ISA {
 
 namespace {
 
@@ -33,6 +35,8 @@ const KernelTables kKernelTables = {
     {&layer_norm_row<float>, &gelu_in_place, &rope_rotate_row<float>, &attend_one_query, &rms_norm_row<float>,
      &swiglu_row<float>},
     {&adamw_kernel},
+    {&dot_int8_rows, &dot_bfloat16_rows, &dequantize_int8_row, &dequantize_int8_row_to_bfloat16,
+     &dequantize_bfloat16_row},
 };
 
-}  // namespace tg::nn::TG_ISA
+}  // namespace tg::cpu::TG_ISA

@@ -26,15 +26,11 @@
 #include <limits>
 #include <vector>
 
+#include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
-namespace tg::nn {
-
-template <class T>
-struct RowMoments {
-  T mean, rstd;  // rstd = 1 / sqrt(var + eps)
-};
+namespace tg::cpu {
 
 // One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
@@ -174,4 +170,4 @@ void layer_norm_backward_kernel(const T* dy, const T* x, const T* weight, const 
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

@@ -8,7 +8,7 @@
 // thread count would change a training run's numbers. Its AVX-512 kernels do
 // not, and there the callers make one call per product instead.
 //
-//   c (m, n) = op(a) (m, k) @ op(b) (k, n) + beta * c     (raw::gemm's contract, tensor/cpu/gemm.h)
+//   c (m, n) = op(a) (m, k) @ op(b) (k, n) + beta * c     (cpu::gemm's contract, tensor/cpu/gemm.h)
 //
 // is cut along c's longer side into at most `max_tiles` tiles of at least
 // kMinTileExtent rows or columns: every tile reads again the operand it shares
@@ -22,7 +22,7 @@
 #include <functional>
 #include <vector>
 
-namespace tg::raw {
+namespace tg::cpu {
 
 class ProductTiles {
  public:
@@ -65,4 +65,4 @@ class ProductTiles {
   std::vector<std::function<void()>> tiles_;
 };
 
-}  // namespace tg::raw
+}  // namespace tg::cpu

@@ -1,18 +1,21 @@
-// Which set of row kernels (tensor/cpu/quantized_kernels.h) runs on this CPU.
-#include "tinygpt/tensor/cpu/quantized_kernels.h"
+// Which set of quantized row kernels (tensor/cpu/quantized_kernels.h) runs on
+// this CPU: a copy's from the kernel table, or the AVX-512 copy's with the two
+// dot products of quantized_kernels_avx512_bf16.cpp.
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/cpu/quantized_kernels_avx512_bf16.h"
 
-namespace tg {
+namespace tg::cpu {
 
 namespace {
 
 // The AVX-512 copy with the two dot products of tensor/cpu/quantized_kernels_avx512_bf16.cpp.
 const QuantizedRowKernels& vnni_bf16_row_kernels() {
-  static const QuantizedRowKernels kernels = {
-      &isa_avx512_bf16::dot_int8_rows, &isa_avx512_bf16::dot_bfloat16_rows,
-      isa_avx512::kQuantizedRowKernels.dequantize_int8_row,
-      isa_avx512::kQuantizedRowKernels.dequantize_int8_row_to_bfloat16,
-      isa_avx512::kQuantizedRowKernels.dequantize_bfloat16_row};
+  static const QuantizedRowKernels kernels = [] {
+    QuantizedRowKernels avx512 = kernel_tables(Isa::avx512).quantized_rows;
+    avx512.dot_int8_rows = &isa_avx512_bf16::dot_int8_rows;
+    avx512.dot_bfloat16_rows = &isa_avx512_bf16::dot_bfloat16_rows;
+    return avx512;
+  }();
   return kernels;
 }
 
@@ -45,11 +48,11 @@ const char* quantized_kernel_set_name(QuantizedKernelSet set) {
 
 const QuantizedRowKernels& quantized_row_kernels(QuantizedKernelSet set) {
   switch (set) {
-    case QuantizedKernelSet::avx2: return isa_avx2::kQuantizedRowKernels;
-    case QuantizedKernelSet::avx512: return isa_avx512::kQuantizedRowKernels;
+    case QuantizedKernelSet::avx2: return kernel_tables(Isa::avx2).quantized_rows;
+    case QuantizedKernelSet::avx512: return kernel_tables(Isa::avx512).quantized_rows;
     case QuantizedKernelSet::avx512_vnni_bf16: return vnni_bf16_row_kernels();
   }
-  return isa_avx2::kQuantizedRowKernels;
+  return kernel_tables(Isa::avx2).quantized_rows;
 }
 
-}  // namespace tg
+}  // namespace tg::cpu

@@ -2,10 +2,10 @@
 // bfloat16 or int8 blocks (tensor/quantized_matrix.h) dotted with a vector of
 // activations (rounded to bfloat16 for bfloat16, to int8 blocks for int8), or
 // one row widened to float32 or bfloat16 for a product of many rows. Compiled
-// twice, for AVX2 and for AVX-512 (tensor/cpu/quantized_kernel_table.cpp,
+// twice, for AVX2 and for AVX-512 (tensor/cpu/kernel_table.cpp,
 // tensor/runtime/isa.h), each copy in its TG_ISA namespace; a third set takes its two
 // dot products from tensor/cpu/quantized_kernels_avx512_bf16.cpp. Callers take
-// them from quantized_row_kernels().
+// them from quantized_row_kernels() (kernel_table.h).
 //
 // Batch-1 decoding reads each weight once for one multiply-add, so these
 // kernels must keep up with memory: an int8 row is 1.125 bytes a weight, so a
@@ -21,90 +21,25 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <vector>
 
 #include "tinygpt/tensor/bfloat16.h"
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/rounded_activations.h"
+#include "tinygpt/tensor/cpu/simd.h"
+#include "tinygpt/tensor/cpu/simd_int8_bfloat16.h"
 
-// GCC 12's AVX-512 widening intrinsics start from an "undefined" vector that
+// GCC 12's AVX-512 intrinsics (the widening ones of simd_int8_bfloat16.h and
+// the conversions and permutes below) start from an "undefined" vector that
 // -Wmaybe-uninitialized and -Wuninitialized report once inlined (GCC bug
 // 105593): a false alarm.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-namespace tg {
+namespace tg::cpu {
 inline namespace TG_ISA {
 
-namespace simd {
-
-#if defined(__AVX512F__)
-constexpr int64_t kLanes = 16;
-using FloatVector = __m512;
-inline FloatVector zero_vector() { return _mm512_setzero_ps(); }
-inline FloatVector load_floats(const float* x) { return _mm512_loadu_ps(x); }
-inline FloatVector broadcast(float value) { return _mm512_set1_ps(value); }
-inline FloatVector multiply_add(FloatVector a, FloatVector b, FloatVector c) { return _mm512_fmadd_ps(a, b, c); }
-inline FloatVector multiply(FloatVector a, FloatVector b) { return _mm512_mul_ps(a, b); }
-inline FloatVector add(FloatVector a, FloatVector b) { return _mm512_add_ps(a, b); }
-inline float sum_lanes(FloatVector v) { return _mm512_reduce_add_ps(v); }
-inline void store_floats(float* out, FloatVector v) { _mm512_storeu_ps(out, v); }
-// 16 int8 -> 16 floats.
-inline FloatVector widen_int8(const int8_t* q) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
-}
-// 16 finite floats -> 16 bfloat16, rounded to nearest, ties to even (as tg::bfloat16).
-inline void store_bfloat16(bfloat16* out, FloatVector v) {
-  const __m512i bits = _mm512_castps_si512(v);
-  const __m512i lowest_kept_bit = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lowest_kept_bit));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16)));
-}
-// 16 bfloat16 -> 16 floats: each 16-bit pattern becomes a float's top half.
-inline FloatVector widen_bfloat16(const bfloat16* w) {
-  const __m512i words = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(words, 16));
-}
-#else
-constexpr int64_t kLanes = 8;
-using FloatVector = __m256;
-inline FloatVector zero_vector() { return _mm256_setzero_ps(); }
-inline FloatVector load_floats(const float* x) { return _mm256_loadu_ps(x); }
-inline FloatVector broadcast(float value) { return _mm256_set1_ps(value); }
-inline FloatVector multiply_add(FloatVector a, FloatVector b, FloatVector c) { return _mm256_fmadd_ps(a, b, c); }
-inline FloatVector multiply(FloatVector a, FloatVector b) { return _mm256_mul_ps(a, b); }
-inline FloatVector add(FloatVector a, FloatVector b) { return _mm256_add_ps(a, b); }
-inline float sum_lanes(FloatVector v) {
-  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));  // 4 lanes
-  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));                                   // 2 lanes
-  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));                                      // 1 lane
-  return _mm_cvtss_f32(sum);
-}
-inline void store_floats(float* out, FloatVector v) { _mm256_storeu_ps(out, v); }
-// 8 int8 -> 8 floats.
-inline FloatVector widen_int8(const int8_t* q) {
-  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
-}
-// 8 finite floats -> 8 bfloat16, rounded to nearest, ties to even (as tg::bfloat16).
-inline void store_bfloat16(bfloat16* out, FloatVector v) {
-  const __m256i bits = _mm256_castps_si256(v);
-  const __m256i lowest_kept_bit = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-  const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lowest_kept_bit));
-  const __m256i top_halves = _mm256_srli_epi32(rounded, 16);                         // 8 x 32-bit, each < 2^16
-  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(top_halves, top_halves), 0b1000);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(packed));
-}
-// 8 bfloat16 -> 8 floats.
-inline FloatVector widen_bfloat16(const bfloat16* w) {
-  const __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(words, 16));
-}
-#endif
-
-}  // namespace simd
-
-constexpr int64_t kVectorsPerBlock = kInt8BlockSize / simd::kLanes;
+constexpr int64_t kVectorsPerBlock = kInt8BlockSize / simd::kLanes<float>;
 
 inline void prefetch_ahead(const void* weights) {
   _mm_prefetch(static_cast<const char*>(weights) + kQuantizedRowPrefetchBytes, _MM_HINT_T0);
@@ -178,7 +113,7 @@ inline float dot_int8_row(const int8_t* values, const float* scales, const Int8A
     const __m256 sums = _mm256_cvtepi32_ps(int8_block_sums(values + col, x_values + col, x_magnitudes + col));
     totals[block % 2] = _mm256_fmadd_ps(sums, _mm256_set1_ps(scales[block] * x_scales[block]), totals[block % 2]);
   }
-  dot = simd::sum_lanes(_mm256_add_ps(totals[0], totals[1]));
+  dot = simd::sum_lanes<float>(_mm256_add_ps(totals[0], totals[1]));
 #endif
   if (full_blocks * kInt8BlockSize < cols) {  // the shorter last block
     int32_t tail = 0;
@@ -190,16 +125,19 @@ inline float dot_int8_row(const int8_t* values, const float* scales, const Int8A
 
 // sum over c of w[c] * x[c] for one bfloat16 row of `cols`.
 inline float dot_bfloat16_row(const bfloat16* w, const float* x, int64_t cols) {
-  simd::FloatVector sums[4] = {simd::zero_vector(), simd::zero_vector(), simd::zero_vector(), simd::zero_vector()};
+  using simd::kLanes;
+  simd::Vector<float> sums[4] = {};
   int64_t col = 0;
-  for (; col + 4 * simd::kLanes <= cols; col += 4 * simd::kLanes) {
-    for (int64_t line = 0; line < 4 * simd::kLanes * 2; line += 64) prefetch_ahead(reinterpret_cast<const char*>(w + col) + line);
+  for (; col + 4 * kLanes<float> <= cols; col += 4 * kLanes<float>) {
+    for (int64_t line = 0; line < 4 * kLanes<float> * 2; line += 64)
+      prefetch_ahead(reinterpret_cast<const char*>(w + col) + line);
     for (int part = 0; part < 4; ++part)
-      sums[part] = simd::multiply_add(simd::widen_bfloat16(w + col + part * simd::kLanes), simd::load_floats(x + col + part * simd::kLanes), sums[part]);
+      sums[part] = simd::multiply_add<float>(simd::widen_bfloat16(w + col + part * kLanes<float>),
+                                             simd::load(x + col + part * kLanes<float>), sums[part]);
   }
-  for (; col + simd::kLanes <= cols; col += simd::kLanes)
-    sums[0] = simd::multiply_add(simd::widen_bfloat16(w + col), simd::load_floats(x + col), sums[0]);
-  float dot = simd::sum_lanes(simd::add(simd::add(sums[0], sums[1]), simd::add(sums[2], sums[3])));
+  for (; col + kLanes<float> <= cols; col += kLanes<float>)
+    sums[0] = simd::multiply_add<float>(simd::widen_bfloat16(w + col), simd::load(x + col), sums[0]);
+  float dot = simd::sum_lanes<float>((sums[0] + sums[1]) + (sums[2] + sums[3]));
   for (; col < cols; ++col) dot += static_cast<float>(w[col]) * x[col];
   return dot;
 }
@@ -224,9 +162,10 @@ inline void dequantize_int8_row(const int8_t* values, const float* scales, float
   const int64_t full_blocks = cols / kInt8BlockSize;
   for (int64_t block = 0; block < full_blocks; ++block) {
     const int64_t col = block * kInt8BlockSize;
-    const simd::FloatVector scale = simd::broadcast(scales[block]);
+    const simd::Vector<float> scale = simd::splat(scales[block]);
     for (int64_t part = 0; part < kVectorsPerBlock; ++part)
-      simd::store_floats(out + col + part * simd::kLanes, simd::multiply(simd::widen_int8(values + col + part * simd::kLanes), scale));
+      simd::store(out + col + part * simd::kLanes<float>,
+                  simd::widen_int8(values + col + part * simd::kLanes<float>) * scale);
   }
   for (int64_t col = full_blocks * kInt8BlockSize; col < cols; ++col)
     out[col] = static_cast<float>(values[col]) * scales[full_blocks];
@@ -238,10 +177,10 @@ inline void dequantize_int8_row_to_bfloat16(const int8_t* values, const float* s
   const int64_t full_blocks = cols / kInt8BlockSize;
   for (int64_t block = 0; block < full_blocks; ++block) {
     const int64_t col = block * kInt8BlockSize;
-    const simd::FloatVector scale = simd::broadcast(scales[block]);
+    const simd::Vector<float> scale = simd::splat(scales[block]);
     for (int64_t part = 0; part < kVectorsPerBlock; ++part)
-      simd::store_bfloat16(out + col + part * simd::kLanes,
-                           simd::multiply(simd::widen_int8(values + col + part * simd::kLanes), scale));
+      simd::store_bfloat16(out + col + part * simd::kLanes<float>,
+                           simd::widen_int8(values + col + part * simd::kLanes<float>) * scale);
   }
   for (int64_t col = full_blocks * kInt8BlockSize; col < cols; ++col)
     out[col] = bfloat16(static_cast<float>(values[col]) * scales[full_blocks]);
@@ -250,42 +189,12 @@ inline void dequantize_int8_row_to_bfloat16(const int8_t* values, const float* s
 // out (cols) = the float32 weights of one bfloat16 row (exact).
 inline void dequantize_bfloat16_row(const bfloat16* w, float* out, int64_t cols) {
   int64_t col = 0;
-  for (; col + simd::kLanes <= cols; col += simd::kLanes) simd::store_floats(out + col, simd::widen_bfloat16(w + col));
+  for (; col + simd::kLanes<float> <= cols; col += simd::kLanes<float>)
+    simd::store(out + col, simd::widen_bfloat16(w + col));
   for (; col < cols; ++col) out[col] = static_cast<float>(w[col]);
 }
 
 }  // namespace TG_ISA
 #pragma GCC diagnostic pop
 
-struct QuantizedRowKernels {
-  void (*dot_int8_rows)(const int8_t* values, const float* scales, int64_t rows, int64_t cols,
-                        const Int8Activations& x, float* out);
-  void (*dot_bfloat16_rows)(const bfloat16* values, int64_t rows, int64_t cols, const BFloat16Activations& x,
-                            float* out);
-  void (*dequantize_int8_row)(const int8_t* values, const float* scales, float* out, int64_t cols);
-  void (*dequantize_int8_row_to_bfloat16)(const int8_t* values, const float* scales, bfloat16* out, int64_t cols);
-  void (*dequantize_bfloat16_row)(const bfloat16* w, float* out, int64_t cols);
-};
-
-namespace isa_avx2 {
-extern const QuantizedRowKernels kQuantizedRowKernels;
-}
-namespace isa_avx512 {
-extern const QuantizedRowKernels kQuantizedRowKernels;
-}
-
-// The sets of row kernels: the AVX2 copy, the AVX-512 copy, and the AVX-512
-// copy whose two dot products use AVX512-VNNI (VPDPBUSD: 64 byte products
-// summed into 16 int32 lanes in one instruction) and AVX512-BF16 (VDPBF16PS: 32
-// bfloat16 products into 16 float32 sums), which CPUs since Cooper Lake and
-// Zen 4 have (tensor/cpu/quantized_kernels_avx512_bf16.cpp).
-enum class QuantizedKernelSet { avx2, avx512, avx512_vnni_bf16 };
-// The set in use: by active_isa(), and avx512_vnni_bf16 where the CPU has
-// AVX512-VNNI and AVX512-BF16 too (so TINYGPT_ISA=avx2 selects avx2).
-QuantizedKernelSet active_quantized_kernel_set();
-// Every set this CPU can run, for tests and benchmarks that compare them.
-std::vector<QuantizedKernelSet> quantized_kernel_sets_here();
-const char* quantized_kernel_set_name(QuantizedKernelSet set);  // "AVX2", "AVX-512", "AVX-512 VNNI+BF16"
-const QuantizedRowKernels& quantized_row_kernels(QuantizedKernelSet set = active_quantized_kernel_set());
-
-}  // namespace tg
+}  // namespace tg::cpu

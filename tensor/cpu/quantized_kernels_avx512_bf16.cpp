@@ -30,7 +30,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-namespace tg::isa_avx512_bf16 {
+namespace tg::cpu::isa_avx512_bf16 {
 
 namespace {
 
@@ -122,4 +122,4 @@ void dot_bfloat16_rows(const bfloat16* values, int64_t rows, int64_t cols, const
   for (int64_t row = 0; row < rows; ++row) out[row] = dot_bfloat16_row(values + row * cols, x.values.data(), cols);
 }
 
-}  // namespace tg::isa_avx512_bf16
+}  // namespace tg::cpu::isa_avx512_bf16

@@ -8,10 +8,10 @@
 
 #include "tinygpt/tensor/cpu/rounded_activations.h"
 
-namespace tg::isa_avx512_bf16 {
+namespace tg::cpu::isa_avx512_bf16 {
 
 void dot_int8_rows(const int8_t* values, const float* scales, int64_t rows, int64_t cols, const Int8Activations& x,
                    float* out);
 void dot_bfloat16_rows(const bfloat16* values, int64_t rows, int64_t cols, const BFloat16Activations& x, float* out);
 
-}  // namespace tg::isa_avx512_bf16
+}  // namespace tg::cpu::isa_avx512_bf16

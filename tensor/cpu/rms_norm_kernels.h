@@ -30,7 +30,7 @@
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
-namespace tg::nn {
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h); callers outside the kernel table get the AVX2 one.
 inline namespace TG_ISA {
 
@@ -114,4 +114,4 @@ void rms_norm_backward_kernel(const T* dy, const T* x, const T* weight, const T*
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

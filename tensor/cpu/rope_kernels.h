@@ -31,7 +31,7 @@
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
-namespace tg::nn {
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h).
 inline namespace TG_ISA {
 
@@ -70,8 +70,8 @@ inline void rope_tables(int64_t positions, int64_t position_offset, const std::v
 // (models/gpt_decode.cpp): same numbers.
 template <class T>
 inline void rope_rotate_row(const T* x, T* y, const T* cosines, const T* sines, int64_t pairs, T direction,
-                            RopePairing pairing) {
-  if (pairing == RopePairing::Interleaved) {
+                            nn::RopePairing pairing) {
+  if (pairing == nn::RopePairing::Interleaved) {
 #pragma omp simd
     for (int64_t i = 0; i < pairs; ++i) {
       const T even = x[2 * i], odd = x[2 * i + 1];
@@ -94,7 +94,7 @@ inline void rope_rotate_row(const T* x, T* y, const T* cosines, const T* sines, 
 // with the (T, HS/2) tables. direction +1 rotates forward; -1 rotates back (the backward).
 template <class T>
 void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape, const std::vector<T>& cosines,
-                 const std::vector<T>& sines, T direction, RopePairing pairing) {
+                 const std::vector<T>& sines, T direction, nn::RopePairing pairing) {
   const int64_t batch = shape[0], heads = shape[1], positions = shape[2], head_size = shape[3];
   const int64_t pairs = head_size / 2;
   const int64_t rows = batch * heads * positions;
@@ -108,4 +108,4 @@ void rope_kernel(const T* x, const Strides& x_strides, T* y, const Shape& shape,
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::nn
+}  // namespace tg::cpu

@@ -8,7 +8,7 @@
 
 #include "tinygpt/tensor/bfloat16.h"
 
-namespace tg {
+namespace tg::cpu {
 
 // Columns per scale of an int8 weight row (and of int8 activations).
 inline constexpr int64_t kInt8BlockSize = 32;
@@ -47,4 +47,4 @@ struct RoundedActivations {
   BFloat16Activations bfloat16;
 };
 
-}  // namespace tg
+}  // namespace tg::cpu

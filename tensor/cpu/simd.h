@@ -3,9 +3,12 @@
 // vector extension (which clang shares), so one source compiles to either.
 //
 // For kernels whose loops the compiler does not vectorise well by itself: a
-// register tile of a matrix product (tensor/cpu/small_gemm.h), or a maximum (a
+// register tile of a matrix product (tensor/cpu/small_gemm.h), a maximum (a
 // max reduction stays scalar without -ffast-math, which this project never
-// enables).
+// enables), or the quantized rows of decoding (tensor/cpu/quantized_kernels.h),
+// whose conversions from int8 and bfloat16 are in simd_int8_bfloat16.h.
+//
+// The one wrapper of tensor/cpu: tg::cpu::TG_ISA::simd, kLanes<T> values a vector.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -16,9 +19,15 @@
 
 #include "tinygpt/tensor/runtime/isa.h"
 
-namespace tg::simd {
+// GCC 12's _mm512_reduce_add_ps starts from an "undefined" vector that
+// -Wmaybe-uninitialized reports once inlined (GCC bug 105593): a false alarm.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h): the kernel files inline their own.
 inline namespace TG_ISA {
+namespace simd {
 
 #if defined(__AVX512F__)
 inline constexpr int kVectorBytes = 64;  // zmm
@@ -91,10 +100,26 @@ T reduce(const typename Part<T, Bytes>::type& part, const Combine& combine) {
 }
 }  // namespace lanes
 
-// The sum of a vector's lanes, as a tree of halves (4 steps for 16 floats, not a chain of 15).
+// The sum of a vector's lanes, as a tree of halves (4 steps for 16 floats, not a
+// chain of 15): lane i plus lane i + half, until one lane is left. Floats take
+// the same tree in shuffles: halving through memory, as lanes::reduce does,
+// stored and reloaded a whole zmm register on each call, once per row of the
+// quantized products.
 template <class T>
 T sum_lanes(const Vector<T>& vector) {
-  return lanes::reduce<T, kVectorBytes>(vector, [](const auto& a, const auto& b) { return a + b; });
+  if constexpr (sizeof(T) == 4) {
+#if defined(__AVX512F__)
+    return _mm512_reduce_add_ps((__m512)vector);
+#else
+    const __m256 v = (__m256)vector;
+    __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));  // 4 lanes
+    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));                                   // 2 lanes
+    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));                                      // 1 lane
+    return _mm_cvtss_f32(sum);
+#endif
+  } else {
+    return lanes::reduce<T, kVectorBytes>(vector, [](const auto& a, const auto& b) { return a + b; });
+  }
 }
 // The largest of a vector's lanes, likewise.
 template <class T>
@@ -141,5 +166,8 @@ T sum_of(const T* values, int64_t count) {
   return sum;
 }
 
+}  // namespace simd
 }  // namespace TG_ISA
-}  // namespace tg::simd
+}  // namespace tg::cpu
+
+#pragma GCC diagnostic pop

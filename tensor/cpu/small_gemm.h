@@ -5,8 +5,8 @@
 //
 // a is read one element at a time through a row stride and a column stride,
 // so a transposed a (stored (k, m): strides 1 and m) costs nothing; b and c
-// have contiguous rows, ldb and ldc apart. A b stored transposed is first
-// turned around with transpose_rows.
+// have contiguous rows (SmallGemmStrides below). A b stored transposed is
+// first turned around with transpose_rows.
 //
 // Why not BLAS: at attention's sizes (a head's 64 queries x 64 keys x 32 in
 // cpu-small, and smaller blocks of queries to skip the masked keys) OpenBLAS
@@ -26,7 +26,18 @@
 #include "tinygpt/tensor/runtime/isa.h"
 #include "tinygpt/tensor/cpu/simd.h"
 
-namespace tg::raw {
+namespace tg::cpu {
+
+// Where small_gemm's operands keep their elements, in elements:
+//   a's (i, p) at a[i * a_row + p * a_col]   (a transposed a, stored (k, m): a_row 1, a_col m)
+//   b's (p, j) at b[p * b_row + j]
+//   c's (i, j) at c[i * c_row + j]
+// Named at the call, small_gemm(..., {.a_row = lda, .a_col = 1, .b_row = ldb, .c_row = ldc}),
+// so that a's two strides cannot be swapped with b's or c's.
+struct SmallGemmStrides {
+  int64_t a_row, a_col, b_row, c_row;
+};
+
 // One copy per instruction set (tensor/runtime/isa.h): the kernel files inline their own.
 inline namespace TG_ISA {
 
@@ -119,22 +130,22 @@ void last_columns(int64_t m, int64_t columns, int64_t k, T alpha, const T* a, in
 
 }  // namespace small_gemm_tiles
 
-// c (m, n) = alpha * a (m, k) @ b (k, n) + beta * c, where a's element (i, p)
-// is a[i * a_row_stride + p * a_col_stride], b's is b[p * ldb + j] and c's
-// c[i * ldc + j]. beta == 0 overwrites c. Column panels outside, rows inside:
-// a panel of b stays in L1 while every row of a passes it. Panels are
+// c (m, n) = alpha * a (m, k) @ b (k, n) + beta * c, the operands' elements
+// where `strides` says. beta == 0 overwrites c. Column panels outside, rows
+// inside: a panel of b stays in L1 while every row of a passes it. Panels are
 // kTileVectors vectors wide, then one vector, then what is left one column at
 // a time.
 template <class T>
-void small_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t a_row_stride, int64_t a_col_stride,
-                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+void small_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, const T* b, T beta, T* c,
+                const SmallGemmStrides& strides) {
   using namespace small_gemm_tiles;
+  const auto [a_row, a_col, b_row, c_row] = strides;
   int64_t j = 0;
   for (; j + kTileColumns<T> <= n; j += kTileColumns<T>)
-    panel<T, kTileVectors>(m, k, alpha, a, a_row_stride, a_col_stride, b + j, ldb, beta, c + j, ldc);
+    panel<T, kTileVectors>(m, k, alpha, a, a_row, a_col, b + j, b_row, beta, c + j, c_row);
   for (; j + kLanes<T> <= n; j += kLanes<T>)  // narrower panels, one vector wide
-    panel<T, 1>(m, k, alpha, a, a_row_stride, a_col_stride, b + j, ldb, beta, c + j, ldc);
-  if (j < n) last_columns(m, n - j, k, alpha, a, a_row_stride, a_col_stride, b + j, ldb, beta, c + j, ldc);
+    panel<T, 1>(m, k, alpha, a, a_row, a_col, b + j, b_row, beta, c + j, c_row);
+  if (j < n) last_columns(m, n - j, k, alpha, a, a_row, a_col, b + j, b_row, beta, c + j, c_row);
 }
 
 // to (cols, rows) = from (rows, cols) transposed; from's rows are from_stride
@@ -149,4 +160,4 @@ void transpose_rows(int64_t rows, int64_t cols, const T* from, int64_t from_stri
 }
 
 }  // namespace TG_ISA
-}  // namespace tg::raw
+}  // namespace tg::cpu

@@ -15,7 +15,7 @@
 
 #include "tinygpt/tensor/runtime/isa.h"
 
-namespace tg {
+namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h): AVX-512 kernels inline their own.
 inline namespace TG_ISA {
 
@@ -101,4 +101,4 @@ T exp_fast_clamped(T x, T upper = static_cast<T>(88)) {
 }
 
 }  // namespace TG_ISA
-}  // namespace tg
+}  // namespace tg::cpu

@@ -97,7 +97,7 @@ TEST_CASE("attend_one_query by hand: rows further apart than the head size") {
   const std::vector<float> k = {0, 9, -1, std::log(3.0f) * root2, 1, -1};
   const std::vector<float> v = {8, 4, -1, 0, 12, -1};
   std::vector<float> scores(2), y(2);
-  nn::attend_one_query(q.data(), k.data(), v.data(), 2, 2, 3, 3, scores.data(), y.data());
+  cpu::attend_one_query(q.data(), k.data(), v.data(), 2, 2, 3, 3, scores.data(), y.data());
   CHECK(scores[0] == doctest::Approx(0.25));
   CHECK(scores[1] == doctest::Approx(0.75));
   CHECK(y[0] == doctest::Approx(0.25 * 8 + 0.75 * 0));

@@ -15,7 +15,8 @@
 #include "tinygpt/tensor/random.h"
 
 using namespace tg;
-using namespace tg::nn;
+using namespace tg::cpu;
+using nn::GeluApproximation;
 
 namespace {
 
@@ -130,7 +131,7 @@ TEST_CASE("The kernel tables: AVX2 and AVX-512 copies agree (LayerNorm, RMSNorm,
   SUBCASE("RoPE, both pairings") {
     const Shape shape{2, 3, 5, 8};
     const auto x = random_values(2 * 3 * 5 * 8, 11), cosines = random_values(5 * 4, 12), sines = random_values(5 * 4, 13);
-    for (const RopePairing pairing : {RopePairing::Interleaved, RopePairing::Half}) {
+    for (const nn::RopePairing pairing : {nn::RopePairing::Interleaved, nn::RopePairing::Half}) {
       std::vector<float> y[2];
       for (int copy = 0; copy < 2; ++copy) {
         y[copy].resize(x.size());

@@ -5,7 +5,7 @@
 
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/functional/attention.h"
-#include "tinygpt/tensor/cpu/attention_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/nn/functional/layer_norm.h"
 #include "tinygpt/nn/linear.h"
 #include "tinygpt/tensor/runtime/profile.h"
@@ -72,8 +72,8 @@ TEST_CASE("profile: causal attention's FLOPs are those of its block products, 2 
   // T = 100 queries. Forward blocks of 16: the first six see up to 16, 32, ...,
   // 96 keys, the last (4 queries) all 100. Backward blocks of 32: up to 32, 64,
   // 96 keys, then 4 queries seeing 100.
-  REQUIRE(nn::kQueryBlock == 16);
-  REQUIRE(nn::kBackwardQueryBlock == 32);
+  REQUIRE(cpu::kQueryBlock == 16);
+  REQUIRE(cpu::kBackwardQueryBlock == 32);
   const int64_t batch = 2, heads = 3, time = 100, head_size = 4;
   const double forward_multiply_adds =
       (16.0 * (16 + 32 + 48 + 64 + 80 + 96) + 4.0 * 100) * batch * heads * head_size;

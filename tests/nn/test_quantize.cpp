@@ -69,7 +69,7 @@ TEST_CASE("Linear: quantized, it multiplies by the widened weight (many rows and
     // Many rows with bfloat16 weights, and with int8 weights on a CPU with
     // AVX512-BF16, take the bfloat16 product: x (and int8 weights) rounded too.
     const bool bfloat16_product =
-        format == DType::BFloat16 || raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::avx512_bf16;
+        format == DType::BFloat16 || cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16;
     const Tensor multiplied = bfloat16_product ? rounded_to_bfloat16(x) : x;
     const Tensor read = bfloat16_product ? rounded_to_bfloat16(widened) : widened;
     check_close(model.first->forward(x), nn::linear(multiplied, read, bias), 1e-4);

@@ -1,4 +1,4 @@
-// raw::float_to_bfloat16_rows and raw::bfloat16_to_float_rows (tensor/cpu/bfloat16_convert.h):
+// cpu::float_to_bfloat16_rows and cpu::bfloat16_to_float_rows (tensor/cpu/bfloat16_convert.h):
 // bit for bit what tg::bfloat16 does, ties to even, NaN kept quiet, subnormals kept.
 #include <doctest/doctest.h>
 
@@ -16,7 +16,7 @@ namespace {
 uint16_t converted_bits(uint32_t float_bits) {
   const float value = std::bit_cast<float>(float_bits);
   bfloat16 out;
-  raw::float_to_bfloat16_rows(1, 1, &value, 1, &out, 1);
+  cpu::float_to_bfloat16_rows(1, 1, &value, 1, &out, 1);
   return out.bits;
 }
 
@@ -58,9 +58,9 @@ TEST_CASE(
   std::vector<bfloat16> all(65536);
   for (uint32_t bits = 0; bits < 65536; ++bits) all[bits] = bfloat16::from_bits(static_cast<uint16_t>(bits));
   std::vector<float> widened(65536);
-  raw::bfloat16_to_float_rows(256, 256, all.data(), 256, widened.data(), 256);
+  cpu::bfloat16_to_float_rows(256, 256, all.data(), 256, widened.data(), 256);
   std::vector<bfloat16> back(65536);
-  raw::float_to_bfloat16_rows(256, 256, widened.data(), 256, back.data(), 256);
+  cpu::float_to_bfloat16_rows(256, 256, widened.data(), 256, back.data(), 256);
   int64_t wrong_widened = 0, wrong_back = 0;
   for (uint32_t bits = 0; bits < 65536; ++bits) {
     wrong_widened += std::bit_cast<uint32_t>(widened[bits]) != bits << 16;
@@ -78,9 +78,9 @@ TEST_CASE("float_to_bfloat16_rows and bfloat16_to_float_rows: row strides, paddi
   std::vector<float> floats(rows * src_stride);
   for (float& value : floats) value = static_cast<float>(generator.next_uniform() * 2e4 - 1e4);
   std::vector<bfloat16> narrowed(rows * dst_stride, bfloat16::from_bits(0xabcd));
-  raw::float_to_bfloat16_rows(rows, cols, floats.data(), src_stride, narrowed.data(), dst_stride);
+  cpu::float_to_bfloat16_rows(rows, cols, floats.data(), src_stride, narrowed.data(), dst_stride);
   std::vector<float> widened(rows * src_stride, -3.0f);
-  raw::bfloat16_to_float_rows(rows, cols, narrowed.data(), dst_stride, widened.data(), src_stride);
+  cpu::bfloat16_to_float_rows(rows, cols, narrowed.data(), dst_stride, widened.data(), src_stride);
   int64_t wrong = 0;
   for (int64_t row = 0; row < rows; ++row) {
     for (int64_t col = 0; col < cols; ++col) {

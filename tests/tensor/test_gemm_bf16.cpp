@@ -1,4 +1,4 @@
-// raw::gemm_bf16: c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c with
+// cpu::gemm_bf16: c (m, n) = alpha * op(a) (m, k) @ op(b) (k, n) + beta * c with
 // bfloat16 operands, both kernels (AVX512-BF16 where this CPU has it, and the
 // float32 sgemm fallback everywhere) against a double-precision loop over the
 // same bfloat16 values. The suite test_gemm_bf16_avx2 runs these cases again
@@ -20,7 +20,7 @@
 #include "tinygpt/tensor/runtime/threads.h"
 
 using namespace tg;
-using raw::Bf16GemmKernel;
+using cpu::Bf16GemmKernel;
 
 namespace {
 
@@ -82,7 +82,7 @@ Operands make_operands(const Problem& p, uint64_t seed) {
 
 std::vector<float> run(Bf16GemmKernel kernel, const Problem& p, const Operands& operands) {
   std::vector<float> c = operands.c;
-  raw::gemm_bf16(kernel, p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.alpha, operands.a.data(), operands.lda,
+  cpu::gemm_bf16(kernel, p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.alpha, operands.a.data(), operands.lda,
                  operands.b.data(), operands.ldb, p.beta, c.data(), operands.ldc);
   return c;
 }
@@ -91,7 +91,7 @@ std::vector<float> run(Bf16GemmKernel kernel, const Problem& p, const Operands& 
 // terms errs by at most about k * 2^-24 times the sum of their magnitudes; alpha,
 // beta and the final rounding add a few more units.
 void check_product(Bf16GemmKernel kernel, const Problem& p, uint64_t seed) {
-  INFO(raw::bf16_gemm_kernel_name(kernel), ": ", describe(p));
+  INFO(cpu::bf16_gemm_kernel_name(kernel), ": ", describe(p));
   const Operands operands = make_operands(p, seed);
   const std::vector<float> c = run(kernel, p, operands);
   auto a_at = [&](int64_t i, int64_t q) {
@@ -127,14 +127,14 @@ TEST_CASE("gemm_bf16: a 2x3 times 3x2 product checked by hand, exact in both ker
   const std::vector<bfloat16> a = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};     // (2, 3)
   const std::vector<bfloat16> b = {7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f};  // (3, 2)
   for (Bf16GemmKernel kernel : runnable_kernels()) {
-    INFO(raw::bf16_gemm_kernel_name(kernel));
+    INFO(cpu::bf16_gemm_kernel_name(kernel));
     std::vector<float> c(4, kNaN);
-    raw::gemm_bf16(kernel, false, false, 2, 2, 3, 1.0f, a.data(), 3, b.data(), 2, 0.0f, c.data(), 2);
+    cpu::gemm_bf16(kernel, false, false, 2, 2, 3, 1.0f, a.data(), 3, b.data(), 2, 0.0f, c.data(), 2);
     // [1*7 + 2*9 + 3*11, 1*8 + 2*10 + 3*12] = [58, 64]; [139, 154] likewise.
     CHECK(c == std::vector<float>{58, 64, 139, 154});
     // a^T (3, 2) stored as a: (2, 3) read transposed; b^T likewise: c = 2 * a^T @ b^T + 1 * c.
     std::vector<float> c3(9, 1.0f);
-    raw::gemm_bf16(kernel, true, true, 3, 3, 2, 2.0f, a.data(), 3, b.data(), 2, 1.0f, c3.data(), 3);
+    cpu::gemm_bf16(kernel, true, true, 3, 3, 2, 2.0f, a.data(), 3, b.data(), 2, 1.0f, c3.data(), 3);
     // a^T = [[1,4],[2,5],[3,6]], b^T = [[7,9,11],[8,10,12]]: row 0 = [1*7+4*8, 1*9+4*10, 1*11+4*12] = [39, 49, 59].
     CHECK(c3 == std::vector<float>{79, 99, 119, 109, 137, 165, 139, 175, 211});
   }
@@ -161,16 +161,16 @@ TEST_CASE("gemm_bf16: every shape, transpose, alpha and beta against a double lo
 
 TEST_CASE("gemm_bf16: beta = 0 overwrites NaN in c; alpha = 0 or k = 0 only scales c and reads neither operand") {
   for (Bf16GemmKernel kernel : runnable_kernels()) {
-    INFO(raw::bf16_gemm_kernel_name(kernel));
+    INFO(cpu::bf16_gemm_kernel_name(kernel));
     check_product(kernel, {false, true, 37, 53, 29, 1.0f, 0.0f, 2}, 99);  // c starts as NaN (make_operands)
     const std::vector<bfloat16> poisoned(64, bfloat16(kNaN));
     std::vector<float> c = {1, 2, 3, 4, 5, 6};  // (2, 3)
-    raw::gemm_bf16(kernel, false, false, 2, 3, 4, 0.0f, poisoned.data(), 4, poisoned.data(), 3, 0.5f, c.data(), 3);
+    cpu::gemm_bf16(kernel, false, false, 2, 3, 4, 0.0f, poisoned.data(), 4, poisoned.data(), 3, 0.5f, c.data(), 3);
     CHECK(c == std::vector<float>{0.5f, 1, 1.5f, 2, 2.5f, 3});
-    raw::gemm_bf16(kernel, false, false, 2, 3, 0, 1.0f, nullptr, 1, nullptr, 3, 2.0f, c.data(), 3);
+    cpu::gemm_bf16(kernel, false, false, 2, 3, 0, 1.0f, nullptr, 1, nullptr, 3, 2.0f, c.data(), 3);
     CHECK(c == std::vector<float>{1, 2, 3, 4, 5, 6});
     std::fill(c.begin(), c.end(), kNaN);
-    raw::gemm_bf16(kernel, false, false, 2, 3, 0, 1.0f, nullptr, 1, nullptr, 3, 0.0f, c.data(), 3);
+    cpu::gemm_bf16(kernel, false, false, 2, 3, 0, 1.0f, nullptr, 1, nullptr, 3, 0.0f, c.data(), 3);
     CHECK(c == std::vector<float>(6, 0.0f));
   }
 }
@@ -181,7 +181,7 @@ TEST_CASE("gemm_bf16: the two kernels agree on a training-sized product, and thr
   const std::vector<Bf16GemmKernel> kernels = runnable_kernels();
   const std::vector<float> first = run(kernels.front(), p, operands);
   for (Bf16GemmKernel kernel : kernels) {
-    INFO(raw::bf16_gemm_kernel_name(kernel));
+    INFO(cpu::bf16_gemm_kernel_name(kernel));
     const std::vector<float> c = run(kernel, p, operands);
     double largest_difference = 0;
     for (size_t i = 0; i < c.size(); ++i)
@@ -201,14 +201,14 @@ TEST_CASE("gemm_bf16: the kernel is chosen by the CPU and TINYGPT_ISA") {
   const bool avx2_forced = asked && std::string(asked) == "avx2";
   const Bf16GemmKernel expected =
       cpu_has_avx512_bf16() && !avx2_forced ? Bf16GemmKernel::avx512_bf16 : Bf16GemmKernel::float32_sgemm;
-  CHECK(raw::bf16_gemm_kernel() == expected);
-  CHECK(std::string(raw::bf16_gemm_kernel_name(Bf16GemmKernel::avx512_bf16)) == "AVX512-BF16");
-  CHECK(std::string(raw::bf16_gemm_kernel_name(Bf16GemmKernel::float32_sgemm)) == "float32 sgemm");
+  CHECK(cpu::bf16_gemm_kernel() == expected);
+  CHECK(std::string(cpu::bf16_gemm_kernel_name(Bf16GemmKernel::avx512_bf16)) == "AVX512-BF16");
+  CHECK(std::string(cpu::bf16_gemm_kernel_name(Bf16GemmKernel::float32_sgemm)) == "float32 sgemm");
   // The dispatching entry point computes what its kernel does.
   const Problem p{true, false, 20, 60, 21, 1.0f, 0.5f};
   const Operands operands = make_operands(p, 11);
   std::vector<float> c = operands.c;
-  raw::gemm_bf16(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.alpha, operands.a.data(), operands.lda,
+  cpu::gemm_bf16(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.alpha, operands.a.data(), operands.lda,
                  operands.b.data(), operands.ldb, p.beta, c.data(), operands.ldc);
   CHECK(c == run(expected, p, operands));
 }
@@ -225,17 +225,17 @@ TEST_CASE("gemm_bf16: misuse throws, naming the argument") {
     return "(no error)";
   };
   CHECK(message_of([&] {
-          raw::gemm_bf16(false, false, -1, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2);
+          cpu::gemm_bf16(false, false, -1, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2);
         }) == "gemm_bf16: sizes must be in [0, 2^31), got m=-1, n=2, k=2");
-  CHECK(message_of([&] { raw::gemm_bf16(false, false, 2, 2, 3, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2); }) ==
+  CHECK(message_of([&] { cpu::gemm_bf16(false, false, 2, 2, 3, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2); }) ==
         "gemm_bf16: lda=2 must be at least the 3 elements of a stored row");
-  CHECK(message_of([&] { raw::gemm_bf16(false, true, 2, 2, 3, 1.0f, a.data(), 3, b.data(), 2, 0.0f, c.data(), 2); }) ==
+  CHECK(message_of([&] { cpu::gemm_bf16(false, true, 2, 2, 3, 1.0f, a.data(), 3, b.data(), 2, 0.0f, c.data(), 2); }) ==
         "gemm_bf16: ldb=2 must be at least the 3 elements of a stored row (b transposed)");
-  CHECK(message_of([&] { raw::gemm_bf16(false, false, 2, 4, 2, 1.0f, a.data(), 2, b.data(), 4, 0.0f, c.data(), 3); }) ==
+  CHECK(message_of([&] { cpu::gemm_bf16(false, false, 2, 4, 2, 1.0f, a.data(), 2, b.data(), 4, 0.0f, c.data(), 3); }) ==
         "gemm_bf16: ldc=3 must be at least n=4");
   if (!cpu_has_avx512_bf16())
     CHECK(message_of([&] {
-            raw::gemm_bf16(Bf16GemmKernel::avx512_bf16, false, false, 1, 1, 1, 1.0f, a.data(), 1, b.data(), 1, 0.0f,
+            cpu::gemm_bf16(Bf16GemmKernel::avx512_bf16, false, false, 1, 1, 1, 1.0f, a.data(), 1, b.data(), 1, 0.0f,
                            c.data(), 1);
           }) == "gemm_bf16: the AVX512-BF16 kernel was asked for, but this CPU lacks AVX512-BF16");
 }

@@ -1,4 +1,4 @@
-// raw::gemv_rows, the kernel of batch-1 generation: out (N) = alpha * w (N, K) @ x (K) + beta * out,
+// cpu::gemv_rows, the kernel of batch-1 generation: out (N) = alpha * w (N, K) @ x (K) + beta * out,
 // against a textbook loop in double, and through raw::matmul's one-row dispatch.
 #include <doctest/doctest.h>
 
@@ -41,9 +41,9 @@ void check_gemv(int64_t n, int64_t k, int64_t w_row_stride, float alpha, float b
   const std::vector<float> out_before = random_floats(n, generator);
   const std::vector<double> expected = naive_gemv(n, k, alpha, w, w_row_stride, x, beta, out_before);
   std::vector<float> fast = out_before, serial = out_before, reference = out_before;
-  raw::gemv_rows(n, k, alpha, w.data(), w_row_stride, x.data(), beta, fast.data());
-  raw::gemv_rows_serial(n, k, alpha, w.data(), w_row_stride, x.data(), beta, serial.data());
-  raw::gemv_rows_reference(n, k, alpha, w.data(), w_row_stride, x.data(), beta, reference.data());
+  cpu::gemv_rows(n, k, alpha, w.data(), w_row_stride, x.data(), beta, fast.data());
+  cpu::gemv_rows_serial(n, k, alpha, w.data(), w_row_stride, x.data(), beta, serial.data());
+  cpu::gemv_rows_reference(n, k, alpha, w.data(), w_row_stride, x.data(), beta, reference.data());
   CHECK(serial == fast);  // one kernel, whichever thread runs a row: the same bits
   // A float dot of K terms in [-1, 1]: the error grows about like sqrt(K) ulps.
   const double tolerance = 1e-5 * std::sqrt(static_cast<double>(k) + 1);
@@ -61,9 +61,9 @@ void check_gemv(int64_t n, int64_t k, int64_t w_row_stride, float alpha, float b
 TEST_CASE("gemv_rows: a 2x3 product checked by hand") {
   const std::vector<float> w = {1, 2, 3, 4, 5, 6}, x = {1, 0, -1};
   std::vector<float> out = {10, 20};
-  raw::gemv_rows(2, 3, 1, w.data(), 3, x.data(), 0, out.data());
+  cpu::gemv_rows(2, 3, 1, w.data(), 3, x.data(), 0, out.data());
   CHECK(out == std::vector<float>{-2, -2});  // 1 - 3, 4 - 6
-  raw::gemv_rows(2, 3, 2, w.data(), 3, x.data(), 0.5f, out.data());
+  cpu::gemv_rows(2, 3, 2, w.data(), 3, x.data(), 0.5f, out.data());
   CHECK(out == std::vector<float>{-5, -5});  // 2 * -2 + 0.5 * -2
 }
 
@@ -88,10 +88,10 @@ TEST_CASE("gemv_rows: alpha and beta accumulate into out as in BLAS") {
   // beta == 0 overwrites: NaN already in out must not leak into the result.
   const std::vector<float> w = {1, 1}, x = {2, 3};
   std::vector<float> out = {std::numeric_limits<float>::quiet_NaN()};
-  raw::gemv_rows(1, 2, 1, w.data(), 2, x.data(), 0, out.data());
+  cpu::gemv_rows(1, 2, 1, w.data(), 2, x.data(), 0, out.data());
   CHECK(out[0] == 5);
   out[0] = std::numeric_limits<float>::quiet_NaN();
-  raw::gemv_rows_reference(1, 2, 1, w.data(), 2, x.data(), 0, out.data());
+  cpu::gemv_rows_reference(1, 2, 1, w.data(), 2, x.data(), 0, out.data());
   CHECK(out[0] == 5);
 }
 

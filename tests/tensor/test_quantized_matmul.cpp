@@ -16,7 +16,7 @@
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/runtime/isa.h"
-#include "tinygpt/tensor/cpu/quantized_kernels.h"
+#include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/runtime/threads.h"
@@ -44,7 +44,7 @@ std::vector<double> reference_rows(const Tensor& widened, const std::vector<floa
 
 // The activations the int8 kernel multiplies: x rounded to int8 blocks and widened.
 std::vector<float> rounded_activations(const std::vector<float>& x) {
-  Int8Activations rounded;
+  cpu::Int8Activations rounded;
   quantize_activations(x.data(), static_cast<int64_t>(x.size()), rounded);
   std::vector<float> widened(x.size());
   for (size_t col = 0; col < x.size(); ++col) widened[col] = rounded.values[col] * rounded.scales[col / 32];
@@ -64,7 +64,7 @@ double tolerance(const Tensor& widened, const std::vector<float>& x, int64_t row
 // (tensor/quantized_matmul.h)? bfloat16 weights always; int8 weights where the
 // CPU has AVX512-BF16.
 bool takes_bfloat16_product(DType format) {
-  return format == DType::BFloat16 || raw::bf16_gemm_kernel() == raw::Bf16GemmKernel::avx512_bf16;
+  return format == DType::BFloat16 || cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16;
 }
 
 // x rounded to bfloat16, as the bfloat16 kernels multiply it.
@@ -87,13 +87,13 @@ TEST_CASE("quantized row kernels: each set's dot products against double") {
       // The kernels multiply x rounded to int8 blocks, or to bfloat16.
       const std::vector<float> multiplied = format == DType::Int8 ? rounded_activations(x) : bfloat16_activations(x);
       const std::vector<double> expected = reference_rows(widened, multiplied);
-      RoundedActivations rounded;
+      cpu::RoundedActivations rounded;
       raw::prepare_activations(matrix, x.data(), rounded);
-      for (QuantizedKernelSet set : quantized_kernel_sets_here()) {
+      for (cpu::QuantizedKernelSet set : cpu::quantized_kernel_sets_here()) {
         CAPTURE(cols);
         CAPTURE(dtype_name(format));
-        CAPTURE(quantized_kernel_set_name(set));
-        const QuantizedRowKernels& kernels = quantized_row_kernels(set);
+        CAPTURE(cpu::quantized_kernel_set_name(set));
+        const cpu::QuantizedRowKernels& kernels = cpu::quantized_row_kernels(set);
         std::vector<float> dots(rows);
         if (format == DType::BFloat16)
           kernels.dot_bfloat16_rows(matrix.values.data<bfloat16>(), rows, cols, rounded.bfloat16, dots.data());
@@ -123,12 +123,12 @@ TEST_CASE("quantized row kernels: each set's dot products against double") {
 
 TEST_CASE("quantized row kernels: the set in use follows the CPU and TINYGPT_ISA") {
   const bool vnni_bf16 = cpu_has_avx512_vnni() && cpu_has_avx512_bf16();
-  const QuantizedKernelSet expected = active_isa() == Isa::avx2 ? QuantizedKernelSet::avx2
-                                      : vnni_bf16               ? QuantizedKernelSet::avx512_vnni_bf16
-                                                                : QuantizedKernelSet::avx512;
-  CHECK(active_quantized_kernel_set() == expected);
-  CHECK(quantized_kernel_sets_here().size() == (vnni_bf16 ? 3u : cpu_has_avx512() ? 2u : 1u));
-  CHECK(std::string(quantized_kernel_set_name(QuantizedKernelSet::avx512_vnni_bf16)) == "AVX-512 VNNI+BF16");
+  const cpu::QuantizedKernelSet expected = active_isa() == Isa::avx2 ? cpu::QuantizedKernelSet::avx2
+                                           : vnni_bf16               ? cpu::QuantizedKernelSet::avx512_vnni_bf16
+                                                                     : cpu::QuantizedKernelSet::avx512;
+  CHECK(cpu::active_quantized_kernel_set() == expected);
+  CHECK(cpu::quantized_kernel_sets_here().size() == (vnni_bf16 ? 3u : cpu_has_avx512() ? 2u : 1u));
+  CHECK(std::string(cpu::quantized_kernel_set_name(cpu::QuantizedKernelSet::avx512_vnni_bf16)) == "AVX-512 VNNI+BF16");
 }
 
 TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows each thread takes") {
@@ -139,7 +139,7 @@ TEST_CASE("gemv_rows_quantized: every row the same whatever the share of rows ea
     const QuantizedMatrix matrix = quantize_matrix(weight, format);
     std::vector<float> whole(rows), pieces(rows);
     raw::gemv_rows_quantized(matrix, x.data(), whole.data());
-    RoundedActivations scratch;
+    cpu::RoundedActivations scratch;
     raw::prepare_activations(matrix, x.data(), scratch);
     for (int64_t first : {0, 1, 7, 500}) {  // uneven pieces, as threads may take
       const int64_t last = first == 500 ? rows : (first == 0 ? 1 : first == 1 ? 7 : 500);

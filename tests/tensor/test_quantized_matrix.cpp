@@ -67,7 +67,7 @@ TEST_CASE("quantize_matrix: int8 blocks of 32, the last one shorter, each weight
     const QuantizedMatrix matrix = quantize_matrix(weight, DType::Int8);
     const int64_t blocks = (cols + 31) / 32;
     REQUIRE(matrix.scales.shape() == Shape{5, blocks});
-    CHECK(int8_blocks_per_row(cols) == blocks);
+    CHECK(cpu::int8_blocks_per_row(cols) == blocks);
     const std::vector<float> before = weight.to_vector<float>(), after = dequantize(matrix).to_vector<float>();
     const std::vector<float> scales = matrix.scales.to_vector<float>();
     const std::vector<int8_t> values = matrix.values.to_vector<int8_t>();
@@ -137,7 +137,7 @@ TEST_CASE("quantize_activations: the same int8 blocks, with magnitudes and signs
   std::vector<float> x(70);
   for (size_t index = 0; index < x.size(); ++index) x[index] = 0.1f * static_cast<float>(index) - 1.7f;
   x[66] = -5.0f;  // a negative one in the second 64
-  Int8Activations rounded;
+  cpu::Int8Activations rounded;
   quantize_activations(x.data(), 70, rounded);
   REQUIRE(rounded.scales.size() == 3);
   REQUIRE(rounded.negative.size() == 2);
@@ -157,7 +157,7 @@ TEST_CASE("quantize_activations: the same int8 blocks, with magnitudes and signs
 
 TEST_CASE("round_activations: each x rounded to bfloat16, and the same numbers widened") {
   const std::vector<float> x = {1.0f, 1.00390625f, 1.01171875f, -3.3f, 1e-40f, 0.0f};
-  BFloat16Activations rounded;
+  cpu::BFloat16Activations rounded;
   round_activations(x.data(), 6, rounded);
   REQUIRE(rounded.values.size() == 6);
   REQUIRE(rounded.widened.size() == 6);

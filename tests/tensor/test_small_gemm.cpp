@@ -1,4 +1,4 @@
-// raw::small_gemm, attention's per-head products: c (m, n) = alpha * a (m, k) @ b (k, n) + beta * c,
+// cpu::small_gemm, attention's per-head products: c (m, n) = alpha * a (m, k) @ b (k, n) + beta * c,
 // against a textbook loop in double, over every edge of its tiles; and the
 // vector helpers beside it (tensor/cpu/simd.h). These are the copies compiled for
 // AVX2; the AVX-512 ones are checked against them through attention (tests/nn/test_kernel_table.cpp).
@@ -47,7 +47,8 @@ struct Product {
   }
 
   void run(T alpha, T beta) {
-    raw::small_gemm(m, n, k, alpha, a.data(), a_row_stride(), a_col_stride(), b.data(), ldb, beta, c.data(), ldc);
+    cpu::small_gemm(m, n, k, alpha, a.data(), b.data(), beta, c.data(),
+                    {.a_row = a_row_stride(), .a_col = a_col_stride(), .b_row = ldb, .c_row = ldc});
   }
 };
 
@@ -123,8 +124,8 @@ TEST_CASE("small_gemm: an element's sum is the same bits whatever block of c it 
         std::vector<float> part(static_cast<size_t>(rows * cols));
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j) part[i * cols + j] = c_before[(first_row + i) * whole.ldc + first_col + j];
-        raw::small_gemm(rows, cols, whole.k, alpha, whole.a.data() + first_row * whole.k, whole.k, int64_t{1},
-                        whole.b.data() + first_col, whole.ldb, beta, part.data(), cols);
+        cpu::small_gemm(rows, cols, whole.k, alpha, whole.a.data() + first_row * whole.k, whole.b.data() + first_col,
+                        beta, part.data(), {.a_row = whole.k, .a_col = 1, .b_row = whole.ldb, .c_row = cols});
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j)
             CHECK(part[i * cols + j] == whole.c[(first_row + i) * whole.ldc + first_col + j]);
@@ -137,7 +138,7 @@ TEST_CASE("small_gemm: transpose_rows turns (rows, cols) with strided rows into 
   const int64_t rows = 13, cols = 5, from_stride = 9, to_stride = 15;
   const std::vector<float> from = random_values<float>(rows * from_stride, generator);
   std::vector<float> to(static_cast<size_t>(cols * to_stride), -7.0f);
-  raw::transpose_rows(rows, cols, from.data(), from_stride, to.data(), to_stride);
+  cpu::transpose_rows(rows, cols, from.data(), from_stride, to.data(), to_stride);
   for (int64_t j = 0; j < cols; ++j)
     for (int64_t i = 0; i < to_stride; ++i)
       CHECK(to[j * to_stride + i] == (i < rows ? from[i * from_stride + j] : -7.0f));
@@ -152,12 +153,12 @@ TEST_CASE("simd: max_of, sum_of and dot against plain loops, every length from 1
     for (const int64_t at : {int64_t{0}, count / 2, count - 1}) {
       std::vector<float> values = a;
       values[at] = 5.0f;
-      CHECK(simd::max_of(values.data(), count) == 5.0f);
+      CHECK(cpu::simd::max_of(values.data(), count) == 5.0f);
     }
     std::vector<float> all_negative(static_cast<size_t>(count), -std::numeric_limits<float>::infinity());
     all_negative[count - 1] = -3.0f;
-    CHECK(simd::max_of(all_negative.data(), count) == -3.0f);
-    CHECK(simd::max_of(all_negative.data(), 0) == -std::numeric_limits<float>::infinity());
+    CHECK(cpu::simd::max_of(all_negative.data(), count) == -3.0f);
+    CHECK(cpu::simd::max_of(all_negative.data(), 0) == -std::numeric_limits<float>::infinity());
 
     double sum = 0, product_sum = 0, magnitude = 0;
     for (int64_t i = 0; i < count; ++i) {
@@ -165,7 +166,7 @@ TEST_CASE("simd: max_of, sum_of and dot against plain loops, every length from 1
       product_sum += double(a[i]) * b[i];
       magnitude += std::fabs(a[i]) + std::fabs(double(a[i]) * b[i]);
     }
-    CHECK(std::fabs(simd::sum_of(a.data(), count) - sum) <= 1e-6 * (1 + magnitude));
-    CHECK(std::fabs(simd::dot(a.data(), b.data(), count) - product_sum) <= 1e-6 * (1 + magnitude));
+    CHECK(std::fabs(cpu::simd::sum_of(a.data(), count) - sum) <= 1e-6 * (1 + magnitude));
+    CHECK(std::fabs(cpu::simd::dot(a.data(), b.data(), count) - product_sum) <= 1e-6 * (1 + magnitude));
   }
 }
