@@ -10,7 +10,6 @@
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/view.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
-#include "tinygpt/tokenizer/errors.h"
 
 namespace tg {
 
@@ -103,8 +102,6 @@ class MetadataReader {
       fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
     } catch (const nlohmann::json::exception& error) {
       fail("checkpoint '", file_.path, "': bad '", key, "': ", json_error_text(error));
-    } catch (const tokenizer::TokenizerError& error) {
-      fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
     }
   }
 
