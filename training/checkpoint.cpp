@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/view.h"
