@@ -31,9 +31,7 @@ constexpr int64_t kRowsPerThread = 256;
 // (tensor/cpu/product_tiles.h) each of `products` products run at once is cut
 // into: the threads of the ceiling (tensor/runtime/threads.h) shared between them. The
 // ceiling is fixed for a run, so the count the governor picks below it changes
-// no number. Cutting finer costs more than it balances: with 4 tiles each for
-// dx and dW instead of 1, a cpu-small step on 2 threads was 2.5% slower (as on
-// an AVX2 CPU, AMD EPYC Zen 5).
+// no number. Cutting finer costs more than it balances (docs/performance.md).
 int64_t tiles_per_product(int64_t products) { return (thread_ceiling() + products - 1) / products; }
 
 bool blas_independent_of_threads() {
@@ -79,9 +77,7 @@ void profiled_gemm_bf16(const char* role, bool transpose_a, bool transpose_b, in
 // On a team of exactly two threads the two run at once, one per thread (inside
 // a parallel region each BLAS call keeps to its own thread): they have the same
 // FLOPs, and a small GEMM on one thread skips the split and the wait that two
-// threads sharing it cost (cpu-small's backward GEMMs went from 200-280 GFLOP/s to
-// 340-385 in `bench_train_step --profile`, the step from 20.0 to 16.7 ms in the
-// machine's slow state, 13.5 to 13.0 in its fast one; AMD EPYC Zen 5).
+// threads sharing it cost (docs/performance.md has the figures).
 // OpenBLAS's AVX-512 kernels give the same numbers either way; with kernels
 // whose sums depend on the thread count both products are cut into tiles fixed
 // by their shapes and the thread ceiling, run together (tensor/cpu/product_tiles.h).
@@ -128,12 +124,10 @@ void backward_products(const char* role, int64_t rows, int64_t in, int64_t out, 
 // y (N, out) = x (N, in) @ W^T (+ y when accumulate), contiguous operands. On
 // a team of two threads or more each thread multiplies its own run of rows, a
 // BLAS call of its own, rather than all of them sharing one call: no packing
-// split between threads and no waiting for each other inside the product. On
-// AMD Zen 5, 2 threads: cpu-small's step the same in the machine's fast state,
-// about 9% faster in its slow one. Each thread reads all of W, so below
-// kRowsPerThread rows each that extra reading costs more than it saves (gpt2
-// B4 x T64, 128 rows each: forward GEMMs 10-15% slower). A row's numbers do
-// not depend on the rows beside it.
+// split between threads and no waiting for each other inside the product.
+// Each thread reads all of W, so below kRowsPerThread rows each that extra
+// reading costs more than it saves (both measured in docs/performance.md). A
+// row's numbers do not depend on the rows beside it.
 void forward_product(const Tensor& x, const Tensor& weight, bool accumulate, const Tensor& y) {
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   visit_floating(y.dtype(), "linear_product", [&]<class T>() {

@@ -7,14 +7,16 @@
 //
 // The bias goes in first: y starts as N copies of b and the GEMM adds the
 // product onto it (beta = 1), instead of BLAS zeroing y and a later pass adding
-// b (a cpu-small training step 4% faster).
+// b: one pass over y fewer (measured in docs/performance.md, "The measurements
+// behind the kernels' constants").
 //
 // matmul(x, transpose(W)) computes the same, but its backward makes dW^T, a
 // fresh (in, out) buffer that a transpose then adds into W's gradient with a
 // strided pass. Here dW comes out in W's own layout and, when W's gradient
 // buffer exists (a ParameterArena's parameters), is added into it by the GEMM
-// itself (beta = 1, autograd/node.h: leaf_grad_buffer): for gpt2 at 4 x 64
-// tokens that removed 124 ms of a 808 ms step.
+// itself (beta = 1, autograd/node.h: leaf_grad_buffer): no fresh buffer and
+// no strided pass per weight, a large share of a big model's step
+// (docs/performance.md).
 //
 // profile_role: the profile's GEMM row (as for matmul, autograd/matmul_op.h).
 //

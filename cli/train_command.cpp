@@ -401,16 +401,18 @@ std::string check_resumed_data(const CLI::App& command, const TrainArguments& ar
          "split is another), so the next evaluation writes best.safetensors anew\n";
 }
 
-void run_train(const CLI::App& command, const TrainArguments& arguments) {
-  dist::Communicator& job = dist::join_job();  // one rank of an mpirun job, or a single process
-  std::ostream discarded(nullptr);
-  std::ostream& out = job.is_root() ? std::cerr : discarded;  // rank 0 alone speaks
+// --threads, or in a job the cores mpirun bound this rank to.
+void set_run_threads(const CLI::App& command, const TrainArguments& arguments, const dist::Communicator& job) {
   if (command.count("--threads")) {
     set_num_threads(arguments.threads);
   } else if (job.size() > 1) {
     // OpenMP's default follows the cores mpirun bound this rank to; OpenBLAS is told the same.
     set_num_threads(num_threads());
   }
+}
+
+// Flags that cannot go together, refused before anything is read.
+void check_flag_combinations(const CLI::App& command, const TrainArguments& arguments) {
   check_usage(!arguments.resume || arguments.init_from.empty(),
               "--resume continues the run in --out; --init-from starts a new one: give one of them");
   check_usage(!arguments.resume || !arguments.overwrite,
@@ -424,80 +426,122 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
             "context; --dropout and --batch-size apply)");
     }
   }
-  // The flags are checked before the corpus is looked for and read.
-  const GPTConfig requested_config = arguments.init_from.empty() ? model_config(command, arguments) : GPTConfig();
-  const std::string metrics_path =
-      arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
+}
 
+// A run about to train, and how the header names its model.
+struct StartedRun {
   std::unique_ptr<TrainingRun> run;
-  std::string model;  // how the header names the model
-  // Held until the run ends, taken before anything in --out is written or said about the run.
-  std::optional<RunDirectoryLock> lock;
-  const auto lock_out = [&] {
-    if (job.is_root()) lock.emplace(arguments.out);
-  };
-  if (arguments.resume) {
-    const std::string latest = (fs::path(arguments.out) / kLatestCheckpointFile).string();
-    check(fs::is_regular_file(latest), "train --resume: no checkpoint at '", latest,
-          "' (train into --out ", arguments.out, " first)");
-    lock_out();
-    const Checkpoint checkpoint = load_checkpoint(latest);
-    for (const std::string& flag : fixed_flags()) {
-      check_usage(command.count(flag) == 0 || flag_keeps_checkpoint_value(flag, arguments, checkpoint.header), flag,
-                  " cannot change in a resumed run (it continues with the checkpoint's model, data and seed)");
-    }
-    TrainSettings settings = checkpoint.header.settings;
-    apply_training_overrides(command, arguments, settings);
-    const std::string data_path = resumed_data_path(arguments, checkpoint);
-    check_outputs_apart(arguments, data_path, metrics_path);
-    const tokenizer::TextTokenizer model_tokenizer = tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
-    TrainingData data = training_data(command, arguments, data_path, &model_tokenizer, "the resumed run's model");
-    const std::string data_note = check_resumed_data(command, arguments, checkpoint, data);
-    run = TrainingRun::resume(checkpoint, std::move(data), settings, job);
-    out << data_note;
-    explain_schedule_change(out, command, checkpoint.header.settings, settings, checkpoint.header.step);
-    model = checkpoint.header.config.preset;
-    out << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
-    if (checkpoint.header.ranks() != job.size())
-      out << "note: the checkpoint was written by a job of " << count_of(checkpoint.header.ranks(), "rank")
-          << ", this one has " << job.size() << ": every rank draws its batches from a fresh stream from here on, "
-          << "so the run continues correctly but not as the first job would have\n";
-  } else if (!arguments.init_from.empty()) {
-    const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
-    check_outputs_apart(arguments, data_path, metrics_path);
-    check_outputs_are_free(arguments, metrics_path);
-    lock_out();
-    const LoadedModel initial = initial_model(arguments);
-    GPTConfig config = initial.model->config();
-    const TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
-    apply_run_overrides(command, arguments, config);
-    run = TrainingRun::start_from(
-        *initial.model, *initial.tokenizer,
-        training_data(command, arguments, data_path, &*initial.tokenizer, "the --init-from model"), config, settings,
-        job);
-    model = "from " + initial.description;
-  } else {
-    const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
-    check_outputs_apart(arguments, data_path, metrics_path);
-    check_outputs_are_free(arguments, metrics_path);
-    lock_out();
-    const TrainSettings settings = new_run_settings(command, arguments, requested_config, false);
-    run = TrainingRun::start(training_data(command, arguments, data_path, nullptr, ""), requested_config, settings,
-                             job);
-    model = model_description(command, run->state().config);
-  }
+  std::string model;
+};
 
-  run->model().set_activation_checkpointing(arguments.checkpoint_activations);
-  const bool bf16 = run->state().settings.bf16_matmul == 1;
+// What the three ways into a run (resume, fine-tune, new) are given.
+struct RunRequest {
+  const CLI::App& command;
+  const TrainArguments& arguments;
+  const std::string& metrics_path;
+  dist::Communicator& job;
+  std::ostream& out;
+  // Held until the run ends, taken before anything in --out is written or said about the run.
+  std::optional<RunDirectoryLock>& lock;
+
+  void lock_out() const {
+    if (job.is_root()) lock.emplace(arguments.out);
+  }
+};
+
+// --resume: the checkpoint in --out, its settings with the flags given applied, on its own data.
+StartedRun resume_run(const RunRequest& request) {
+  const CLI::App& command = request.command;
+  const TrainArguments& arguments = request.arguments;
+  std::ostream& out = request.out;
+  const std::string latest = (fs::path(arguments.out) / kLatestCheckpointFile).string();
+  check(fs::is_regular_file(latest), "train --resume: no checkpoint at '", latest,
+        "' (train into --out ", arguments.out, " first)");
+  request.lock_out();
+  const Checkpoint checkpoint = load_checkpoint(latest);
+  for (const std::string& flag : fixed_flags()) {
+    check_usage(command.count(flag) == 0 || flag_keeps_checkpoint_value(flag, arguments, checkpoint.header), flag,
+                " cannot change in a resumed run (it continues with the checkpoint's model, data and seed)");
+  }
+  TrainSettings settings = checkpoint.header.settings;
+  apply_training_overrides(command, arguments, settings);
+  const std::string data_path = resumed_data_path(arguments, checkpoint);
+  check_outputs_apart(arguments, data_path, request.metrics_path);
+  const tokenizer::TextTokenizer model_tokenizer = tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
+  TrainingData data = training_data(command, arguments, data_path, &model_tokenizer, "the resumed run's model");
+  const std::string data_note = check_resumed_data(command, arguments, checkpoint, data);
+  StartedRun started{TrainingRun::resume(checkpoint, std::move(data), settings, request.job),
+                     checkpoint.header.config.preset};
+  out << data_note;
+  explain_schedule_change(out, command, checkpoint.header.settings, settings, checkpoint.header.step);
+  out << "resuming " << latest << " at step " << checkpoint.header.step << "\n";
+  if (checkpoint.header.ranks() != request.job.size())
+    out << "note: the checkpoint was written by a job of " << count_of(checkpoint.header.ranks(), "rank")
+        << ", this one has " << request.job.size() << ": every rank draws its batches from a fresh stream from here "
+        << "on, so the run continues correctly but not as the first job would have\n";
+  return started;
+}
+
+// A new run's data path (--data, else tiny Shakespeare), once no output lands on it, --out holds
+// no run it would replace, and --out is locked.
+std::string claim_outputs_of_new_run(const RunRequest& request) {
+  const TrainArguments& arguments = request.arguments;
+  const std::string data_path = arguments.data.empty() ? default_corpus_path("train") : arguments.data;
+  check_outputs_apart(arguments, data_path, request.metrics_path);
+  check_outputs_are_free(arguments, request.metrics_path);
+  request.lock_out();
+  return data_path;
+}
+
+// --init-from: a new run from another model's weights (fine-tuning).
+StartedRun fine_tune_run(const RunRequest& request) {
+  const CLI::App& command = request.command;
+  const TrainArguments& arguments = request.arguments;
+  const std::string data_path = claim_outputs_of_new_run(request);
+  const LoadedModel initial = initial_model(arguments);
+  GPTConfig config = initial.model->config();
+  const TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
+  apply_run_overrides(command, arguments, config);
+  return {TrainingRun::start_from(
+              *initial.model, *initial.tokenizer,
+              training_data(command, arguments, data_path, &*initial.tokenizer, "the --init-from model"), config,
+              settings, request.job),
+          "from " + initial.description};
+}
+
+// A new run from fresh weights, of the model the flags describe.
+StartedRun new_run(const RunRequest& request, const GPTConfig& requested_config) {
+  const CLI::App& command = request.command;
+  const TrainArguments& arguments = request.arguments;
+  const std::string data_path = claim_outputs_of_new_run(request);
+  const TrainSettings settings = new_run_settings(command, arguments, requested_config, false);
+  StartedRun started{TrainingRun::start(training_data(command, arguments, data_path, nullptr, ""), requested_config,
+                                        settings, request.job),
+                     ""};
+  started.model = model_description(command, started.run->state().config);
+  return started;
+}
+
+// --checkpoint-activations and the products' dtype on the model; whether they run in bfloat16.
+bool apply_model_options(TrainingRun& run, const TrainArguments& arguments, std::ostream& out) {
+  run.model().set_activation_checkpointing(arguments.checkpoint_activations);
+  const bool bf16 = run.state().settings.bf16_matmul == 1;
   if (bf16) {
-    run->model().set_matmul_dtype(DType::BFloat16);
+    run.model().set_matmul_dtype(DType::BFloat16);
     if (cpu::bf16_gemm_kernel() != cpu::Bf16GemmKernel::avx512_bf16)
       out << "note: --dtype bf16 on a CPU without AVX512-BF16 (or with TINYGPT_ISA=avx2): the bfloat16 products run "
              "widened to float32, slower than --dtype float32; only the activation memory is saved\n";
   }
-  const GPTConfig& config = run->state().config;
-  const TrainSettings& settings = run->state().settings;
-  const TrainingData& data = run->data();
+  return bf16;
+}
+
+// What the run is, before its first step: threads, data, model and schedule.
+void print_run_header(std::ostream& out, StartedRun& started, const TrainArguments& arguments, bool bf16,
+                      const dist::Communicator& job) {
+  const std::string& model = started.model;
+  const GPTConfig& config = started.run->state().config;
+  const TrainSettings& settings = started.run->state().settings;
+  const TrainingData& data = started.run->data();
   const int64_t tokens_per_step = config.batch_size * config.block_size * settings.grad_accum * job.size();
   out << "threads: " << thread_info() << (job.size() > 1 ? " per rank" : "") << "\n";
   if (job.size() > 1) out << "data parallel: " << job.description() << ", each training on its own batches\n";
@@ -507,7 +551,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
             << config.n_embd << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << ", "
             << positional_encoding_name(config.positional) << " positions" << block_summary(config) << ", dropout "
             << config.dropout << ", "
-            << millions(run->model().parameter_count()) << " parameters\n"
+            << millions(started.run->model().parameter_count()) << " parameters\n"
             << "training: " << settings.iters << " steps of "
             << (job.size() > 1 ? std::to_string(job.size()) + " ranks x " : std::string())
             << (settings.grad_accum > 1 ? std::to_string(settings.grad_accum) + " x " : std::string())
@@ -522,8 +566,13 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
     out << "note: --warmup " << settings.warmup << " is longer than the schedule, which ends at step "
         << settings.decay_iters << ": the learning rate warms up over all " << settings.decay_iters
         << " steps and never decays\n";
+}
 
-  if (arguments.overwrite && job.is_root()) remove_previous_run(arguments, metrics_path, out);
+// Trains to the last step or to Ctrl-C / SIGTERM (which saves, then ends the program with
+// StoppedBySignal), and says how it ended.
+void train_to_the_end(TrainingRun& run, const TrainArguments& arguments, const std::string& metrics_path,
+                      const dist::Communicator& job, std::ostream& out) {
+  const TrainSettings& settings = run.state().settings;
   TrainOutputs outputs;
   outputs.out_dir = arguments.out;
   outputs.metrics_path = metrics_path;
@@ -532,7 +581,7 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
   const StopOnSignals stop_signals;
   outputs.stop_requested = &stop_signals.requested();
   const auto started = std::chrono::steady_clock::now();
-  const TrainResult result = run->train(outputs, out);
+  const TrainResult result = run.train(outputs, out);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
   if (result.interrupted) {
     out << "stopped by " << stop_signals.signal_name() << " at step " << result.steps << " of " << settings.iters;
@@ -549,6 +598,28 @@ void run_train(const CLI::App& command, const TrainArguments& arguments) {
                 std::exp(result.best_val_loss));
   out << summary << "\n";
   if (arguments.profile && job.is_root()) print_profile(out, result.profile);
+}
+
+void run_train(const CLI::App& command, const TrainArguments& arguments) {
+  dist::Communicator& job = dist::join_job();  // one rank of an mpirun job, or a single process
+  std::ostream discarded(nullptr);
+  std::ostream& out = job.is_root() ? std::cerr : discarded;  // rank 0 alone speaks
+  set_run_threads(command, arguments, job);
+  check_flag_combinations(command, arguments);
+  // The flags are checked before the corpus is looked for and read.
+  const GPTConfig requested_config = arguments.init_from.empty() ? model_config(command, arguments) : GPTConfig();
+  const std::string metrics_path =
+      arguments.log.empty() ? (fs::path(arguments.out) / "metrics.jsonl").string() : arguments.log;
+
+  std::optional<RunDirectoryLock> lock;
+  const RunRequest request{command, arguments, metrics_path, job, out, lock};
+  StartedRun started = arguments.resume              ? resume_run(request)
+                       : !arguments.init_from.empty() ? fine_tune_run(request)
+                                                      : new_run(request, requested_config);
+  const bool bf16 = apply_model_options(*started.run, arguments, out);
+  print_run_header(out, started, arguments, bf16, job);
+  if (arguments.overwrite && job.is_root()) remove_previous_run(arguments, metrics_path, out);
+  train_to_the_end(*started.run, arguments, metrics_path, job, out);
 }
 
 }  // namespace

@@ -53,25 +53,30 @@ TokenDatasetMeta read_meta(const std::string& directory) {
   return TokenDatasetMeta::from_json(json, quoted(path));
 }
 
+// A char vocabulary's error names no file: it is prefixed with meta.json's; a BPE file's error
+// starts with its own path and passes as it is.
+tokenizer::CharTokenizer char_vocabulary(const std::string& characters, const std::string& where) {
+  try {
+    return tokenizer::CharTokenizer::deserialize(characters);
+  } catch (const tokenizer::TokenizerError& error) {
+    fail(where, ": \"tokenizer.characters\": ", error.what());
+  }
+}
+
 tokenizer::TextTokenizer load_tokenizer(const TokenDatasetMeta& meta, const std::string& directory) {
   const std::string where = quoted(meta_path_in(directory));
-  try {
-    if (meta.tokenizer.type == "char") {
-      tokenizer::TextTokenizer loaded(tokenizer::CharTokenizer::deserialize(meta.tokenizer.characters));
-      check(loaded.vocab_size() == meta.vocab_size, where, ": \"tokenizer.characters\" has ", loaded.vocab_size(),
-            " characters but \"vocab_size\" is ", meta.vocab_size);
-      return loaded;
-    }
-    tokenizer::TextTokenizer loaded(tokenizer::Gpt2Tokenizer(tokenizer::read_gpt2_vocabulary(
-        fs::path(directory) / meta.tokenizer.encoder_file, fs::path(directory) / meta.tokenizer.merges_file)));
-    check(loaded.vocab_size() == meta.vocab_size, where, ": the tokenizer files (", meta.tokenizer.encoder_file, ", ",
-          meta.tokenizer.merges_file, ") hold ", loaded.vocab_size(), " tokens but \"vocab_size\" is ",
-          meta.vocab_size);
+  if (meta.tokenizer.type == "char") {
+    tokenizer::TextTokenizer loaded(char_vocabulary(meta.tokenizer.characters, where));
+    check(loaded.vocab_size() == meta.vocab_size, where, ": \"tokenizer.characters\" has ", loaded.vocab_size(),
+          " characters but \"vocab_size\" is ", meta.vocab_size);
     return loaded;
-  } catch (const tokenizer::TokenizerError& error) {
-    // A char vocabulary's error names no file; a BPE file's error starts with its path.
-    fail(meta.tokenizer.type == "char" ? where + ": \"tokenizer.characters\": " : "", error.what());
   }
+  tokenizer::TextTokenizer loaded(tokenizer::Gpt2Tokenizer(tokenizer::read_gpt2_vocabulary(
+      fs::path(directory) / meta.tokenizer.encoder_file, fs::path(directory) / meta.tokenizer.merges_file)));
+  check(loaded.vocab_size() == meta.vocab_size, where, ": the tokenizer files (", meta.tokenizer.encoder_file, ", ",
+        meta.tokenizer.merges_file, ") hold ", loaded.vocab_size(), " tokens but \"vocab_size\" is ",
+        meta.vocab_size);
+  return loaded;
 }
 
 TokenFile open_split(const TokenDatasetMeta& meta, const TokenSplitMeta& split, const std::string& directory) {

@@ -8,6 +8,7 @@
 // or int8 blocks (quantize(), nn/quantize.h): rows are widened as looked up.
 #pragma once
 #include "tinygpt/nn/module.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 namespace tg::nn {
 

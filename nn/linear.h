@@ -18,6 +18,7 @@
 // the profile's GEMM rows of its forward and backward products (tensor/runtime/profile.h).
 #pragma once
 #include "tinygpt/nn/module.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 namespace tg::nn {
 

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 namespace tg::nn {
 

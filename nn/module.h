@@ -18,8 +18,13 @@
 #include <utility>
 #include <vector>
 
-#include "tinygpt/tensor/quantized_matrix.h"
 #include "tinygpt/tensor/tensor.h"
+
+namespace tg {
+// Only the layers that can be quantized (Linear, Embedding, the learned positions) see its
+// definition, through their own headers.
+struct QuantizedMatrix;
+}  // namespace tg
 
 namespace tg::nn {
 

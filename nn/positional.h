@@ -14,6 +14,7 @@
 // of positions already in the KV cache during generation.
 #pragma once
 #include "tinygpt/nn/module.h"
+#include "tinygpt/tensor/quantized_matrix.h"
 
 namespace tg::nn {
 

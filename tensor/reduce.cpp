@@ -6,18 +6,22 @@
 //   kept dims (one output element each)  x  reduced dims (summed over)
 //
 // with both lists simplified (size-1 dims dropped, neighbours that step as one
-// merged: MergedDims, which StridedLoop uses too), then picks a loop by layout:
+// merged: MergedDims, which StridedLoop uses too), then picks a loop by layout,
+// one function each:
 //
-//   rows     the reduced elements of an output are one contiguous run (the last
-//            dim of a contiguous tensor): a vectorised run sum per output.
-//   columns  the innermost kept dim has stride 1 (leading dims reduced, e.g. a
-//            bias gradient (B, T, C) -> (C,)): each reduced row is added into a
-//            block of output accumulators, vectorised across the outputs. One
-//            row of at most kSplitWidth outputs over many rows (that bias
-//            gradient) is split by rows instead: fixed blocks of kRowBlock rows
-//            sum into partial rows, which are then added in block order, so
-//            each thread streams whole rows.
-//   general  anything else: per output, a walk over the reduced dims.
+//   rows     (sum_rows) the reduced elements of an output are one contiguous
+//            run (the last dim of a contiguous tensor): a vectorised run sum
+//            per output.
+//   columns  (sum_columns) the innermost kept dim has stride 1 (leading dims
+//            reduced, e.g. a bias gradient (B, T, C) -> (C,)): each reduced row
+//            is added into a block of output accumulators, vectorised across
+//            the outputs. One row of at most kSplitWidth outputs over many rows
+//            (that bias gradient) is split by rows instead
+//            (sum_columns_by_row_blocks): fixed blocks of kRowBlock rows sum
+//            into partial rows, which are then added in block order, so each
+//            thread streams whole rows.
+//   general  (sum_general) anything else: per output, a walk over the reduced
+//            dims.
 //
 // Determinism: each output is computed by one thread, in an order fixed by the
 // layout alone, so results never depend on the thread count. A contiguous run
@@ -66,6 +70,11 @@ struct ReductionPlan {
   int64_t outputs = 1;
   int64_t count = 1;  // elements summed into each output
   bool empty = false;  // x has no elements
+
+  // The innermost reduced dim: its size and stride, and how many runs along it each output sums.
+  int64_t inner_size() const { return reduced.shape.back(); }
+  int64_t inner_stride() const { return reduced.strides[0].back(); }
+  int64_t outer_runs() const { return count / inner_size(); }
 };
 
 ReductionPlan plan_reduction(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op) {
@@ -135,8 +144,116 @@ Acc sum_run(const T* x, int64_t n, int64_t stride, const Term& term) {
   return total;
 }
 
-// For every output o: store(o, sum over its reduced elements v of term(v, o)).
-// `x` points at element (0, ..., 0).
+// The four loops of sum_terms, one per layout (the comment at the top of the
+// file says when each applies). Each stores every output once: store(o, sum over
+// its reduced elements v of term(v, o)); `x` points at element (0, ..., 0).
+
+// rows: each output's reduced elements are one contiguous run of inner_size.
+template <class Acc, class T, class Term, class Store>
+void sum_rows(const ReductionPlan& plan, const T* x, int threads, const Term& term, const Store& store) {
+  const Dims& kept = plan.kept;
+  const int64_t inner_size = plan.inner_size();
+  const int64_t blocks = (inner_size + kBlock - 1) / kBlock;
+  if (threads > 1 && plan.outputs < 4 * threads && blocks > 1) {
+    // Few long rows: split them into blocks so every thread has work. Adding
+    // the block sums in order gives exactly what sum_run would.
+    std::vector<Acc> block_sums(plan.outputs * blocks);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t unit = 0; unit < plan.outputs * blocks; ++unit) {
+      const int64_t o = unit / blocks, start = (unit % blocks) * kBlock;
+      const T* row = x + kept.offsets_of(o, kept.ndim())[0];
+      block_sums[unit] = sum_block<Acc>(row + start, std::min(kBlock, inner_size - start),
+                                        [&](T v) { return term(v, o); });
+    }
+    for (int64_t o = 0; o < plan.outputs; ++o) {
+      Acc total = 0;
+      for (int64_t b = 0; b < blocks; ++b) total += block_sums[o * blocks + b];
+      store(o, total);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t o = 0; o < plan.outputs; ++o) {
+    const T* row = x + kept.offsets_of(o, kept.ndim())[0];
+    store(o, sum_run<Acc>(row, inner_size, 1, [&](T v) { return term(v, o); }));
+  }
+}
+
+// columns, one row of at most kSplitWidth outputs over many reduced rows (a bias
+// gradient): fixed blocks of kRowBlock rows sum into partial rows, added in block order.
+template <class Acc, class T, class Term, class Store>
+void sum_columns_by_row_blocks(const ReductionPlan& plan, const T* x, int threads, const Term& term,
+                               const Store& store) {
+  const int64_t inner_size = plan.inner_size(), inner_stride = plan.inner_stride();
+  const int64_t width = plan.outputs, blocks = (inner_size + kRowBlock - 1) / kRowBlock;
+  std::vector<Acc> partials(blocks * width);  // (blocks, width)
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+#pragma omp for schedule(static)
+    for (int64_t block = 0; block < blocks; ++block) {
+      Acc* sums = partials.data() + block * width;
+      const int64_t end = std::min(inner_size, (block + 1) * kRowBlock);
+      for (int64_t i = block * kRowBlock; i < end; ++i) {
+        const T* values = x + i * inner_stride;
+        for (int64_t j = 0; j < width; ++j) sums[j] += term(values[j], j);
+      }
+    }
+#pragma omp for schedule(static)
+    for (int64_t j = 0; j < width; ++j) {
+      Acc total = 0;
+      for (int64_t block = 0; block < blocks; ++block) total += partials[block * width + j];
+      store(j, total);
+    }
+  }
+}
+
+// columns: the innermost kept dim has stride 1; each task adds every reduced row
+// into a block of up to kColumns output accumulators.
+template <class Acc, class T, class Term, class Store>
+void sum_columns(const ReductionPlan& plan, const T* x, int threads, const Term& term, const Store& store) {
+  const Dims& kept = plan.kept;
+  const Dims& reduced = plan.reduced;
+  const int64_t inner_size = plan.inner_size(), inner_stride = plan.inner_stride(), outer_runs = plan.outer_runs();
+  const int64_t width = kept.shape.back();
+  const int64_t chunk = column_chunk(width, plan.outputs / width, threads);
+  const int64_t chunks = (width + chunk - 1) / chunk;
+  const int64_t units = plan.outputs / width * chunks;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t unit = 0; unit < units; ++unit) {
+    const int64_t kept_row = unit / chunks, first = (unit % chunks) * chunk;
+    const int64_t columns = std::min(chunk, width - first);
+    const int64_t o_first = kept_row * width + first;
+    const T* base = x + kept.offsets_of(kept_row, kept.ndim() - 1)[0] + first;
+    Acc sums[kColumns];
+    std::fill(sums, sums + columns, Acc(0));
+    for (int64_t run = 0; run < outer_runs; ++run) {
+      const T* run_base = base + reduced.offsets_of(run, reduced.ndim() - 1)[0];
+      for (int64_t i = 0; i < inner_size; ++i) {
+        const T* values = run_base + i * inner_stride;
+        for (int64_t j = 0; j < columns; ++j) sums[j] += term(values[j], o_first + j);
+      }
+    }
+    for (int64_t j = 0; j < columns; ++j) store(o_first + j, sums[j]);
+  }
+}
+
+// general: per output, a walk over the reduced dims, a run of the innermost at a time.
+template <class Acc, class T, class Term, class Store>
+void sum_general(const ReductionPlan& plan, const T* x, int threads, const Term& term, const Store& store) {
+  const int64_t outer_runs = plan.outer_runs();
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t o = 0; o < plan.outputs; ++o) {
+    const T* base = x + plan.kept.offsets_of(o, plan.kept.ndim())[0];
+    Acc total = 0;
+    for (int64_t run = 0; run < outer_runs; ++run)
+      total += sum_run<Acc>(base + plan.reduced.offsets_of(run, plan.reduced.ndim() - 1)[0], plan.inner_size(),
+                            plan.inner_stride(), [&](T v) { return term(v, o); });
+    store(o, total);
+  }
+}
+
+// For every output o: store(o, sum over its reduced elements v of term(v, o)),
+// by the loop that fits the layout. `x` points at element (0, ..., 0).
 template <class Acc, class T, class Term, class Store>
 void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const Store& store) {
   if (plan.outputs == 0) return;
@@ -145,98 +262,17 @@ void sum_terms(const ReductionPlan& plan, const T* x, const Term& term, const St
     return;
   }
   const Dims& kept = plan.kept;
-  const Dims& reduced = plan.reduced;
   const int threads = plan.outputs * plan.count >= kParallelThreshold ? omp_get_max_threads() : 1;
-  const int64_t inner_size = reduced.shape.back(), inner_stride = reduced.strides[0].back();
-  const int64_t outer_runs = plan.count / inner_size;  // runs along the innermost reduced dim, per output
-
-  if (reduced.ndim() == 1 && inner_stride == 1) {  // rows
-    const int64_t blocks = (inner_size + kBlock - 1) / kBlock;
-    if (threads > 1 && plan.outputs < 4 * threads && blocks > 1) {
-      // Few long rows: split them into blocks so every thread has work. Adding
-      // the block sums in order gives exactly what sum_run would.
-      std::vector<Acc> block_sums(plan.outputs * blocks);
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (int64_t unit = 0; unit < plan.outputs * blocks; ++unit) {
-        const int64_t o = unit / blocks, start = (unit % blocks) * kBlock;
-        const T* row = x + kept.offsets_of(o, kept.ndim())[0];
-        block_sums[unit] = sum_block<Acc>(row + start, std::min(kBlock, inner_size - start),
-                                          [&](T v) { return term(v, o); });
-      }
-      for (int64_t o = 0; o < plan.outputs; ++o) {
-        Acc total = 0;
-        for (int64_t b = 0; b < blocks; ++b) total += block_sums[o * blocks + b];
-        store(o, total);
-      }
-      return;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t o = 0; o < plan.outputs; ++o) {
-      const T* row = x + kept.offsets_of(o, kept.ndim())[0];
-      store(o, sum_run<Acc>(row, inner_size, 1, [&](T v) { return term(v, o); }));
-    }
-    return;
-  }
-
-  if (kept.ndim() == 1 && kept.strides[0][0] == 1 && reduced.ndim() == 1 && plan.outputs <= kSplitWidth &&
-      inner_size >= 2 * kRowBlock) {  // columns, one row wide, split by rows
-    const int64_t width = plan.outputs, blocks = (inner_size + kRowBlock - 1) / kRowBlock;
-    std::vector<Acc> partials(blocks * width);  // (blocks, width)
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-#pragma omp for schedule(static)
-      for (int64_t block = 0; block < blocks; ++block) {
-        Acc* sums = partials.data() + block * width;
-        const int64_t end = std::min(inner_size, (block + 1) * kRowBlock);
-        for (int64_t i = block * kRowBlock; i < end; ++i) {
-          const T* values = x + i * inner_stride;
-          for (int64_t j = 0; j < width; ++j) sums[j] += term(values[j], j);
-        }
-      }
-#pragma omp for schedule(static)
-      for (int64_t j = 0; j < width; ++j) {
-        Acc total = 0;
-        for (int64_t block = 0; block < blocks; ++block) total += partials[block * width + j];
-        store(j, total);
-      }
-    }
-    return;
-  }
-
-  if (kept.ndim() > 0 && kept.strides[0].back() == 1) {  // columns
-    const int64_t width = kept.shape.back();
-    const int64_t chunk = column_chunk(width, plan.outputs / width, threads);
-    const int64_t chunks = (width + chunk - 1) / chunk;
-    const int64_t units = plan.outputs / width * chunks;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int64_t unit = 0; unit < units; ++unit) {
-      const int64_t kept_row = unit / chunks, first = (unit % chunks) * chunk;
-      const int64_t columns = std::min(chunk, width - first);
-      const int64_t o_first = kept_row * width + first;
-      const T* base = x + kept.offsets_of(kept_row, kept.ndim() - 1)[0] + first;
-      Acc sums[kColumns];
-      std::fill(sums, sums + columns, Acc(0));
-      for (int64_t run = 0; run < outer_runs; ++run) {
-        const T* run_base = base + reduced.offsets_of(run, reduced.ndim() - 1)[0];
-        for (int64_t i = 0; i < inner_size; ++i) {
-          const T* values = run_base + i * inner_stride;
-          for (int64_t j = 0; j < columns; ++j) sums[j] += term(values[j], o_first + j);
-        }
-      }
-      for (int64_t j = 0; j < columns; ++j) store(o_first + j, sums[j]);
-    }
-    return;
-  }
-
-  // general
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t o = 0; o < plan.outputs; ++o) {
-    const T* base = x + kept.offsets_of(o, kept.ndim())[0];
-    Acc total = 0;
-    for (int64_t run = 0; run < outer_runs; ++run)
-      total += sum_run<Acc>(base + reduced.offsets_of(run, reduced.ndim() - 1)[0], inner_size, inner_stride,
-                            [&](T v) { return term(v, o); });
-    store(o, total);
+  const bool inner_kept_dim_contiguous = kept.ndim() > 0 && kept.strides[0].back() == 1;
+  if (plan.reduced.ndim() == 1 && plan.inner_stride() == 1) {
+    sum_rows<Acc>(plan, x, threads, term, store);
+  } else if (inner_kept_dim_contiguous && kept.ndim() == 1 && plan.reduced.ndim() == 1 && plan.outputs <= kSplitWidth &&
+             plan.inner_size() >= 2 * kRowBlock) {
+    sum_columns_by_row_blocks<Acc>(plan, x, threads, term, store);
+  } else if (inner_kept_dim_contiguous) {
+    sum_columns<Acc>(plan, x, threads, term, store);
+  } else {
+    sum_general<Acc>(plan, x, threads, term, store);
   }
 }
 

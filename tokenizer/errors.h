@@ -1,21 +1,22 @@
 // The exceptions of the tokenizer/ layer.
 //
-// tokenizer/ stands alone (it includes nothing from tensor/, autograd/, nn/ or
-// models/), so it defines its own small hierarchy on top of std::runtime_error.
-// Every message names what is wrong and where: the file and line, the
-// character and its position, or the token id and its index.
+// They derive from tg::Error (tensor/error.h), the one error base of the
+// project, so a caller that adds no context lets them pass: catching tg::Error
+// catches these too. Every message names what is wrong and where: the file and
+// line, the character and its position, or the token id and its index.
 #pragma once
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
+
+#include "tinygpt/tensor/error.h"
 
 namespace tg::tokenizer {
 
 // Base of every error thrown by tokenizer/: catch this to catch them all.
-class TokenizerError : public std::runtime_error {
+class TokenizerError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // A vocabulary or merges file that is missing, malformed, truncated or

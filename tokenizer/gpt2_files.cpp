@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tokenizer/byte_alphabet.h"
 #include "tinygpt/tokenizer/errors.h"
 
@@ -60,46 +61,19 @@ struct EncoderFile {
   std::unordered_map<std::string, TokenId> id_of;    // token text -> id
 };
 
-constexpr int kMaxEncoderDepth = 64;
-
-// tensor/io/bounded_json.h's json_nests_deeper_than, which this layer may not include: a pass of its
-// own, since nlohmann's parser callback is quadratic in a container's size (it walks the object
-// again after each value it closes).
-bool nests_deeper_than(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char character : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (character == '\\') escaped = true;
-      else if (character == '"') in_string = false;
-    } else if (character == '"') {
-      in_string = true;
-    } else if ((character == '[' || character == '{') && ++depth > limit) {
-      return true;
-    } else if (character == ']' || character == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
 EncoderFile parse_encoder(std::string_view text, const std::string& name) {
   const std::string where = name + ": ";
   nlohmann::json json;
   try {
-    // The nesting limit of tensor/io/bounded_json.h (this layer includes nothing from that one):
-    // printing a value recurses per level, and a file nested 70,000 deep overflowed the stack.
-    if (nests_deeper_than(text, kMaxEncoderDepth + 1))
-      throw TokenizerFileError(where + "the JSON nests deeper than " + std::to_string(kMaxEncoderDepth) +
+    // The nesting limit of tensor/io/bounded_json.h: printing a value recurses per level, and a
+    // file nested 70,000 deep overflowed the stack. Checked here rather than by parse_bounded_json
+    // so that the refusal is a TokenizerFileError saying what an encoder.json should be.
+    if (json_nests_deeper_than(text, kMaxJsonDepth + 1))
+      throw TokenizerFileError(where + "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
                                " levels; an encoder.json is one flat object");
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond a double (1e400)
-    // nlohmann's message without its "[json.exception.parse_error.101] " code (as tensor/io/bounded_json.h does).
-    const std::string text = error.what();
-    const size_t code_end = text.find("] ");
-    throw TokenizerFileError(where + "not valid JSON (truncated?): " +
-                             (code_end == std::string::npos ? text : text.substr(code_end + 2)));
+    throw TokenizerFileError(where + "not valid JSON (truncated?): " + json_error_text(error));
   }
   if (!json.is_object() || json.empty()) {
     throw TokenizerFileError(where + "expected a JSON object mapping token text to id");

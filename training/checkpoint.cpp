@@ -6,11 +6,12 @@
 #include <optional>
 #include <set>
 
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/view.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
-#include "tinygpt/tokenizer/errors.h"
 
 namespace tg {
 
@@ -103,8 +104,6 @@ class MetadataReader {
       fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
     } catch (const nlohmann::json::exception& error) {
       fail("checkpoint '", file_.path, "': bad '", key, "': ", json_error_text(error));
-    } catch (const tokenizer::TokenizerError& error) {
-      fail("checkpoint '", file_.path, "': bad '", key, "': ", error.what());
     }
   }
 

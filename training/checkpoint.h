@@ -39,14 +39,22 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tinygpt/datasets/data_source.h"
-#include "tinygpt/models/gpt.h"
+#include "tinygpt/models/gpt_config.h"
 #include "tinygpt/training/train_settings.h"
-#include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/io/safetensors.h"
 
 namespace tg {
+
+// Saving and restoring take the model and the optimiser by reference: an includer that
+// only reads a checkpoint's header or weights does not compile the layers or AdamW.
+class GPT;
+namespace nn {
+class AdamW;
+}  // namespace nn
 
 inline constexpr const char* kCheckpointFormat = "tinygpt-checkpoint-v1";
 inline constexpr const char* kLatestCheckpointFile = "model.safetensors";

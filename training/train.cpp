@@ -9,8 +9,11 @@
 #include "tinygpt/autograd/elementwise_ops.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/datasets/file_hash.h"
+#include "tinygpt/models/gpt.h"
 #include "tinygpt/training/train_log.h"
+#include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/optim/clip.h"
+#include "tinygpt/nn/parameter_arena.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/runtime/thread_governor.h"
 #include "tinygpt/tensor/view.h"
@@ -100,6 +103,8 @@ TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Commu
           " + 1; use a longer text or a smaller --block-size");
   }
 }
+
+TrainingRun::~TrainingRun() = default;
 
 void TrainingRun::create_optimizer() {
   arena_ = std::make_unique<nn::ParameterArena>(*model_);

@@ -43,18 +43,26 @@
 #include <string>
 #include <vector>
 
-#include "tinygpt/distributed/communicator.h"
-#include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/datasets/training_data.h"
-#include "tinygpt/models/gpt.h"
-#include "tinygpt/training/train_settings.h"
-#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/distributed/communicator.h"
+#include "tinygpt/models/gpt_config.h"
 #include "tinygpt/nn/optim/schedule.h"
-#include "tinygpt/nn/parameter_arena.h"
+#include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/runtime/profile.h"
+#include "tinygpt/training/checkpoint.h"
+#include "tinygpt/training/train_settings.h"
 
 namespace tg {
+
+// A run holds its model, gradient arena and optimiser by pointer, so that an includer (the
+// CLI's train command, a test) sees the run's interface, not the layers' and AdamW's
+// definitions; train.cpp includes them.
+class GPT;
+namespace nn {
+class AdamW;
+class ParameterArena;
+}  // namespace nn
 
 struct TrainOutputs {
   std::string out_dir;          // checkpoints go here (created if missing)
@@ -128,11 +136,12 @@ class TrainingRun {
   // The mean loss over eval_iters batches of each split. In a job of several
   // ranks every rank must call it (each evaluates its share; the sums are all-reduced).
   Evaluation evaluate(const EvaluationProgress& progress = {});
-  // Seconds step 1's all-reduce of the gradients took in the last step (0 in a single process).
   dist::Communicator& job() const { return job_; }
   GPT& model() { return *model_; }
   const CheckpointHeader& state() const { return header_; }
   const TrainingData& data() const { return data_; }
+
+  ~TrainingRun();  // in train.cpp, where GPT, ParameterArena and AdamW are complete
 
  private:
   TrainingRun(CheckpointHeader header, TrainingData data, dist::Communicator& job);

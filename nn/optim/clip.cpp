@@ -16,8 +16,8 @@ constexpr int64_t kChunk = 1 << 16;    // elements per partial sum
 constexpr int64_t kLanes = 8;        // independent sums within a chunk
 
 // sum of x^2 over up to kChunk values, in kLanes interleaved double sums (one
-// sum alone waits on each add's latency: 0.45 ms of cpu-small's 14 ms step),
-// added pairwise at the end.
+// sum alone waits on each add's latency, a visible share of a small model's
+// step: docs/performance.md), added pairwise at the end.
 template <class T>
 double chunk_sum_of_squares(const T* values, int64_t count) {
   double lanes[kLanes] = {};

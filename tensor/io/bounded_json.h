@@ -6,8 +6,8 @@
 // level (error messages print what they reject), so a file nested 70,000
 // levels deep overflowed the stack. No format tinygpt reads nests more than a
 // few levels; past kMaxJsonDepth the file is refused before anything uses it.
-// (tokenizer/gpt2_files.cpp applies the same limit to encoder.json: the
-// tokenizer layer includes nothing from this one.)
+// (tokenizer/gpt2_files.cpp applies the same limit to encoder.json, with its
+// own message and error type.)
 #pragma once
 #include <cstdint>
 #include <limits>

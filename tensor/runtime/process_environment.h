@@ -8,12 +8,13 @@
 //                           load (tensor/runtime/thread_governor.h: TINYGPT_THREADS=fixed).
 //                           libgomp's default spins 300,000 times: beside one other busy process
 //                           on 2 cores, the spinning threads take the cores from
-//                           the one doing the work and a training step took 3.7x
-//                           as long (cpu-small, 58.8 vs 15.7 ms). Sleeping at
-//                           once (OMP_WAIT_POLICY=PASSIVE) behaves there but
-//                           costs a third on an idle machine for small models.
-//                           500 spins (microseconds) is 1.5x under load; idle, a
-//                           cpu-small step still pays for the wake-ups. Where the
+//                           the one doing the work and a training step takes
+//                           several times as long. Sleeping at once
+//                           (OMP_WAIT_POLICY=PASSIVE) behaves there but slows
+//                           small models on an idle machine. 500 spins
+//                           (microseconds) is between the two: slower under
+//                           load, and idle a step still pays for the wake-ups
+//                           (docs/performance.md has the figures). Where the
 //                           governor runs, it takes one thread away under load
 //                           instead, and libgomp's default spin keeps the idle
 //                           speed (bench/run_thread_policy.sh has the figures).
@@ -21,8 +22,8 @@
 //                           does not know (Debian's 0.3.21 on AMD Zen 5) it falls
 //                           back to older kernels, and a machine's environment
 //                           may name them (OPENBLAS_CORETYPE=Haswell); Haswell's
-//                           AVX2 kernels run at about half the speed of the
-//                           AVX-512 ones. When the CPU has AVX-512 and the kernels
+//                           AVX2 kernels are much slower than the AVX-512 ones
+//                           on a CPU that has both. When the CPU has AVX-512 and the kernels
 //                           in use are narrower, tinygpt asks for SkylakeX's, or
 //                           Cooperlake's with AVX512-BF16.
 //

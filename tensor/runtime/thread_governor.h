@@ -2,10 +2,11 @@
 //
 // OpenMP threads that wait for each other (spinning, or asleep until woken)
 // make a step many times slower once another busy process takes one of the
-// cores they run on: the thread it displaces holds up every barrier. Measured
-// on 2 cores beside one busy process, libgomp's default spin made a cpu-small
-// training step 3.7x slower than on an idle machine; a short spin (500) 1.5x,
-// at the cost of a third of the idle speed. One thread fewer avoids the
+// cores they run on: the thread it displaces holds up every barrier. On 2
+// cores beside one busy process, libgomp's default spin makes a training step
+// several times slower than on an idle machine, and a short spin (500) still
+// slows it while costing idle speed (docs/performance.md has the figures).
+// One thread fewer avoids the
 // contention instead: the step runs on the core left, about as fast as a
 // single thread can, and the idle machine keeps its speed.
 //

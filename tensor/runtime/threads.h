@@ -27,7 +27,7 @@ std::string thread_info();
 std::string blas_kernels();
 // Whether OpenBLAS's products come out the same, bit for bit, on any number of
 // threads: measured true for its SkylakeX and Cooperlake kernels (a training
-// step on 1, 2 and 3 threads, tests/models/test_train.cpp); its Haswell kernels
+// step on 1, 2 and 3 threads, tests/training/test_train.cpp); its Haswell kernels
 // sum some elements in another order when the threads split a call differently,
 // or when the call has another size (autograd/linear_op.cpp cuts products one
 // way for every thread count there).

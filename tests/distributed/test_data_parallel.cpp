@@ -12,6 +12,7 @@
 
 #include "tinygpt/distributed/job.h"
 #include "tinygpt/distributed/mpi_communicator.h"
+#include "tinygpt/models/gpt.h"
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"

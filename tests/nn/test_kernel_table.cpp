@@ -1,7 +1,7 @@
 // tensor/cpu/kernel_table.h: the AVX2 and AVX-512 copies of the fused
 // kernels compute the same numbers (to float rounding: wider vectors sum in
-// another order), and TINYGPT_ISA picks between them. The suites test_nn_avx2
-// and test_models_avx2 run every other test on the AVX2 copy as well.
+// another order), and TINYGPT_ISA picks between them. The suites test_nn_avx2,
+// test_models_avx2 and test_training_avx2 run every other test on the AVX2 copy as well.
 #include <limits>
 #include <doctest/doctest.h>
 

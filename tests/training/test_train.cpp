@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinygpt/datasets/data.h"
+#include "tinygpt/models/gpt.h"
 #include "tinygpt/training/train.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/runtime/threads.h"

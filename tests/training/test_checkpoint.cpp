@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tinygpt/models/gpt.h"
+#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/parameter_arena.h"
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/training/train.h"
 #include "tinygpt/tensor/factory.h"
