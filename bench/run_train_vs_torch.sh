@@ -36,7 +36,7 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //');
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-iters_for() { case $1 in cpu-small:*|llama-small:*) echo 20 ;; gpt2:4x64|smollm2-135m:4x64) echo 5 ;; *) echo 3 ;; esac; }
+iters_for() { case $1 in cpu-small:*|llama-small:*) echo 20 ;; gpt2:4x64) echo 5 ;; smollm2-135m:*) echo 2 ;; *) echo 3 ;; esac; }
 tag() { sed "s/^{/{\"side\":\"$1\",\"shape\":\"$2\",/" | tee -a "$results"; }
 
 for shape in "${shapes[@]}"; do
