@@ -5,8 +5,10 @@
 #include <optional>
 #include <utility>
 
+#include "tinygpt/inspect/stage_descriptions.h"
 #include "tinygpt/inspect/svg.h"
 #include "tinygpt/nn/functional/gelu.h"
+#include "tinygpt/nn/functional/relu_squared.h"
 #include "tinygpt/tensor/factory.h"
 
 namespace tg::inspect {
@@ -130,8 +132,9 @@ std::string page_header(const Walkthrough& walkthrough) {
                     escape(walkthrough.model_description) + "<br>" + std::to_string(config.n_layer) + " blocks, " +
                     std::to_string(config.n_head) + " heads, " + std::to_string(config.n_embd) + " channels, context " +
                     std::to_string(config.block_size) + ", vocabulary " + std::to_string(config.vocab_size) + ", " +
-                    positional_encoding_name(config.positional) +
-                    " positions. The step-by-step forward matches the model's own forward to " +
+                    positional_encoding_name(config.positional) + " positions" +
+                    (block_description(config).empty() ? "" : "; " + escape(block_description(config))) +
+                    ". The step-by-step forward matches the model's own forward to " +
                     number(walkthrough.forward_match, 3) + " (largest difference of the logits).</p>\n";
   out += "<p>Prompt " + token_span(walkthrough.prompt);
   if (!walkthrough.target.empty()) out += ", target " + token_span(walkthrough.target);
@@ -180,7 +183,8 @@ std::string contents_bar(const Walkthrough& walkthrough) {
 // The values the histogram counts: every shown head of a per-head stage, else the output.
 std::vector<double> histogram_values(const Stage& stage) {
   if (stage.tensors.empty()) return {};
-  if (!stage.tensors[0].label.starts_with("head ")) return stage.tensors[0].value.to_vector<double>();
+  const std::string& label = stage.tensors[0].label;
+  if (!label.starts_with("head ") && !label.starts_with("KV head ")) return stage.tensors[0].value.to_vector<double>();
   std::vector<double> values;
   for (const ShownTensor& shown : stage.tensors) {
     const std::vector<double> head = shown.value.to_vector<double>();
@@ -292,10 +296,12 @@ const ShownTensor* view_named(const Stage& stage, const std::string& label) {
   return nullptr;
 }
 
-// The GELU curve over the range of its inputs, and the actual (input, output)
-// pairs on it as dots (at most kGeluDots of them, evenly picked).
-std::string gelu_chart(const Walkthrough& walkthrough, const ShownTensor& input, const ShownTensor& output) {
-  constexpr size_t kGeluDots = 400;
+// The activation's curve (gelu or relu2, as `kind` says) over the range of its
+// inputs, and the actual (input, output) pairs on it as dots (at most kDots of
+// them, evenly picked).
+std::string activation_chart(const Walkthrough& walkthrough, const std::string& kind, const ShownTensor& input,
+                             const ShownTensor& output) {
+  constexpr size_t kDots = 400;
   constexpr int64_t kCurvePoints = 121;
   const std::vector<double> inputs = input.value.to_vector<double>(), outputs = output.value.to_vector<double>();
   if (inputs.empty() || inputs.size() != outputs.size()) return "";
@@ -303,17 +309,22 @@ std::string gelu_chart(const Walkthrough& walkthrough, const ShownTensor& input,
   std::vector<double> curve_x;
   for (int64_t i = 0; i < kCurvePoints; ++i)
     curve_x.push_back(*smallest + (*largest - *smallest) * static_cast<double>(i) / (kCurvePoints - 1));
-  const Tensor curve_y = nn::gelu(from_vector(curve_x, {kCurvePoints}), walkthrough.config.gelu);
-  svg::Series curve{.name = "gelu(h)", .x = curve_x, .y = curve_y.to_vector<double>(), .colour = "#1f77b4",
+  const Tensor curve_inputs = from_vector(curve_x, {kCurvePoints});
+  const bool gelu = kind == "gelu";
+  const Tensor curve_y = gelu ? nn::gelu(curve_inputs, walkthrough.config.gelu) : nn::relu_squared(curve_inputs);
+  const std::string name = gelu ? "gelu(h)" : "relu(h)^2";
+  svg::Series curve{.name = name, .x = curve_x, .y = curve_y.to_vector<double>(), .colour = "#1f77b4",
                     .style = svg::LineStyle::Faint};
   svg::Series dots{.name = "this prompt's inputs", .colour = "#d62728", .style = svg::LineStyle::Points};
-  const size_t step = std::max<size_t>(1, inputs.size() / kGeluDots);
+  const size_t step = std::max<size_t>(1, inputs.size() / kDots);
   for (size_t i = 0; i < inputs.size(); i += step) {
     dots.x.push_back(inputs[i]);
     dots.y.push_back(outputs[i]);
   }
-  return svg::line_chart({curve, dots}, {.title = "the GELU curve and this prompt's inputs", .x_label = "input h",
-                                         .left_label = "gelu(h)", .right_label = "", .width = 440, .height = 260});
+  return svg::line_chart({curve, dots}, {.title = std::string(gelu ? "the GELU" : "the ReLU^2") +
+                                                  " curve and this prompt's inputs",
+                                         .x_label = "input h", .left_label = name, .right_label = "", .width = 440,
+                                         .height = 260});
 }
 
 // The probabilities as bars of the most likely next tokens after the last
@@ -376,7 +387,8 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
   } else {
     out += svg::histogram(histogram_values(stage), {.title = "values of " + stage.id});
   }
-  if (input && short_name(stage.id) == "gelu") out += gelu_chart(walkthrough, *input, stage.tensors[0]);
+  if (input && (short_name(stage.id) == "gelu" || short_name(stage.id) == "relu2"))
+    out += activation_chart(walkthrough, short_name(stage.id), *input, stage.tensors[0]);
   if (stage.view == StageView::Attention)
     out += attention_heatmaps(walkthrough, stage, heatmap_size, options.shared_attention_scale);
   else

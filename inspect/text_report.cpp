@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tinygpt/inspect/format.h"
+#include "tinygpt/inspect/stage_descriptions.h"
 
 namespace tg::inspect {
 
@@ -291,11 +292,18 @@ std::string render_text(const Walkthrough& walkthrough) {
       << ", block_size " << config.block_size << ", V = " << config.vocab_size << ", "
       << positional_encoding_name(config.positional) << " positions, "
       << (config.tie_embeddings ? "tied" : "untied") << " head\n";
+  const std::string block = block_description(config);
+  if (!block.empty()) wrap(out, "  block    ", block);
   out << "  prompt   \"" << walkthrough.prompt << "\"\n";
   if (!walkthrough.target.empty()) out << "  target   \"" << walkthrough.target << "\"\n";
   out << "  check    max |logits here - GPT::forward| = " << number(walkthrough.forward_match)
       << " (these steps vs the model's own forward)\n";
-  out << "  letters  B batch (1 here), T tokens, C channels, NH heads, HS = C / NH, V vocabulary\n";
+  if (block.empty())
+    out << "  letters  B batch (1 here), T tokens, C channels, NH heads, HS = C / NH, V vocabulary\n";
+  else
+    wrap(out, "  letters  ",
+         "B batch (1 here), T tokens, C channels, NH query heads, KVH key/value heads, HS head size, H MLP hidden "
+         "size, V vocabulary");
   for (const Stage& stage : walkthrough.stages) print_stage(out, walkthrough, stage);
   print_predictions(out, walkthrough);
   if (walkthrough.loss) print_loss(out, *walkthrough.loss);

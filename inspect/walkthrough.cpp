@@ -31,11 +31,6 @@ void check_options(const GPTConfig& config, const std::string& prompt, const Wal
         options.head.value_or(0), " does not exist: the model has ", config.n_head, " heads per block (0 .. ",
         config.n_head - 1, ")");
   check(options.top_k >= 1, "walk_through: top_k must be at least 1, got ", options.top_k);
-  // The step-through traces GPT-2's block stage by stage; the Llama-style stages are not written yet.
-  check(config.transformer_options().plain_attention() && config.norm == nn::NormKind::LayerNorm &&
-            config.mlp == nn::MlpKind::Gelu && config.bias != nn::BiasMode::Qkv,
-        "walk_through: the step-through shows GPT-2's block; this model uses the Llama-style block (norm ",
-        nn::norm_kind_name(config.norm), ", mlp ", nn::mlp_kind_name(config.mlp), "), which it does not trace yet");
 }
 
 Stage tokens_stage(const Walkthrough& walkthrough, const Tensor& ids, const std::string& tokenizer_kind) {

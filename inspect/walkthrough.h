@@ -12,9 +12,16 @@
 //   embed.tokens, embed.positions, embed.sum (RoPE: embed.rope, the rotation angles)
 //     (tokens shows the ids (1, T) as floats, their text is in Walkthrough::tokens;
 //      embed.rope shows the angles (T, HS/2) in radians, no embed.positions / embed.sum)
-//   block{i}.ln_1, .q, .k, .v, .scores, .mask, .weights, .attend, .concat, .c_proj, .residual_1,
-//   block{i}.ln_2, .c_fc, .gelu, .c_proj_mlp, .residual_2            for each shown block
+//   block{i}.ln_1, .q, .k, .v, [.q_norm, .k_norm], .scores, .mask, .weights, .attend, .concat,
+//     .c_proj, .residual_1,
+//   block{i}.ln_2, .c_fc, .gelu | .gate, .up, .swiglu | .relu2, .c_proj_mlp, .residual_2
+//                                                                  for each shown block
 //   ln_f, logits, probabilities
+// The block's stages follow the model's kind (GPTConfig): ln_1, ln_2 and ln_f are
+// LayerNorm or RMSNorm; q_norm and k_norm appear with QK-norm (and then hold the
+// rotation, which q and k otherwise do); the MLP's activation is gelu, the SwiGLU
+// trio gate, up, swiglu, or relu2. With grouped-query attention k and v have KVH
+// heads, labelled "KV head g (query heads ...)".
 // and then the tables: predictions (top-k per position), loss (with a target),
 // causality.
 #pragma once
@@ -42,10 +49,12 @@ struct ShownTensor {
 
 enum class StageView {
   Values,     // tensors[0] is the stage's output (shape output_shape); any others are extra views
-              // (LayerNorm stages add "normalised (before weight and bias)" and "input", GELU
-              // "input"). Exception: the
-              // per-head stages q, k, v and attend (output (1, NH, T, HS)) hold one (T, HS)
-              // tensor per shown head instead, labelled "head h".
+              // (LayerNorm stages add "normalised (before weight and bias)" and "input",
+              // RMSNorm "normalised (before weight)" when it has one and "input", GELU and
+              // ReLU^2 "input", SwiGLU "silu(gate)"). Exception: the per-head stages q, k, v,
+              // q_norm, k_norm and attend (output (1, NH or KVH, T, HS)) hold one (T, HS)
+              // tensor per shown head instead, labelled "head h" (or "KV head g (query
+              // heads a..b)" for KVH < NH).
   Attention,  // one (T, T) tensor per shown head, labelled "head h" (scores, mask or weights):
               // drawn as heatmaps. mask holds -inf above the diagonal; weights hold 0 there.
 };

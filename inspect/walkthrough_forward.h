@@ -1,7 +1,10 @@
 // The walk-through's forward pass (inspect/walkthrough.h): GPT::forward redone
 // one stage at a time from the model's parameters, with the model's own
-// differentiable ops (nn::layer_norm, the Linear's matmul, nn::rope, nn::gelu,
-// ...), keeping what each stage produced.
+// differentiable ops (nn::layer_norm or nn::rms_norm, the Linear's matmul,
+// nn::split_heads, nn::rope, nn::repeat_kv_heads, nn::gelu, nn::swiglu or
+// nn::relu_squared, ...), keeping what each stage produced. The embeddings and
+// the output are here (walkthrough_forward.cpp), each block's stages in
+// walkthrough_block.cpp.
 //
 // Two differences from GPT::forward, both on purpose:
 // - attention is composed of its steps (q k^T / sqrt(HS), the mask, softmax,

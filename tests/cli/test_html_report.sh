@@ -34,21 +34,43 @@ done
 [[ $(grep -c 'Colour scale: one for all heads, from' "$work/shared.html") -eq 3 ]] \
   || fail "explain --shared-scale: scores, mask and weights should each print one shared scale"
 
-if ! command -v chromium >/dev/null; then
-  fail "chromium is not installed (bash scripts/setup.sh installs it)"
-elif [[ -s $work/page.html ]]; then
+# The Llama-style block's page: llama-small has 4 blocks of 18 stages (RMSNorm,
+# gate, up and swiglu in place of gelu) and RoPE: tokens, embed.tokens, embed.rope.
+"$tinygpt" explain --config llama-small --data "$work/corpus.txt" --seed 3 --prompt "we are poor" --target " citizens" \
+  --html "$work/llama.html" 2>"$work/llama.log" || fail "explain --config llama-small --html: non-zero exit: $(cat "$work/llama.log")"
+llama_stages=$((1 + 2 + 4 * 18 + 3))
+sections=$(grep -o '<section class="stage"' "$work/llama.html" | wc -l)
+[[ $sections -eq $llama_stages ]] || fail "explain --config llama-small --html: $sections stage sections, expected $llama_stages"
+for part in 'id="block3.swiglu"' 'id="block0.gate"' "before: the input of block0.ln_1" "KV head 1 (query heads 2..3)" \
+  "2 KV heads for 4 query heads"; do
+  grep -qF -- "$part" "$work/llama.html" || fail "explain --config llama-small --html: '$part' is missing"
+done
+
+# expect_page_shown NAME PAGE STAGES: headless Chromium loads PAGE without a script
+# error and its script finds every one of its STAGES stages shown.
+expect_page_shown() {
+  local name=$1 page=$2 stages=$3
+  [[ -s $page ]] || return
   # As root in a container Chromium needs --no-sandbox; its own profile keeps it off $HOME.
   timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
-    --user-data-dir="$work/chromium-profile" --dump-dom "file://$work/page.html" >"$work/dom.html" 2>"$work/chromium.log" \
-    || fail "chromium --dump-dom: non-zero exit: $(tail -5 "$work/chromium.log")"
+    --user-data-dir="$work/chromium-profile" --dump-dom "file://$page" >"$work/dom.html" 2>"$work/chromium.log" \
+    || { fail "$name: chromium --dump-dom: non-zero exit: $(tail -5 "$work/chromium.log")"; return; }
+  local body
   body=$(grep -o '<body[^>]*>' "$work/dom.html" | head -1)
   if [[ -z $body ]]; then
-    fail "chromium: no <body> in the dumped DOM: $(tail -5 "$work/chromium.log")"
+    fail "$name: chromium: no <body> in the dumped DOM: $(tail -5 "$work/chromium.log")"
   else
     # data-rendered also says whether the table of contents stayed on screen when scrolled to the bottom.
-    [[ $body == *"data-rendered=\"$expected_stages\""* ]] || fail "chromium: the page did not show every stage: $body"
-    [[ $body == *'data-errors=""'* ]] || fail "chromium: script errors: $body"
+    [[ $body == *"data-rendered=\"$stages\""* ]] || fail "$name: chromium: the page did not show every stage: $body"
+    [[ $body == *'data-errors=""'* ]] || fail "$name: chromium: script errors: $body"
   fi
+}
+
+if ! command -v chromium >/dev/null; then
+  fail "chromium is not installed (bash scripts/setup.sh installs it)"
+else
+  expect_page_shown "explain --html (cpu-small)" "$work/page.html" "$expected_stages"
+  expect_page_shown "explain --html (llama-small)" "$work/llama.html" "$llama_stages"
 fi
 
 # --- plot ---------------------------------------------------------------------

@@ -59,6 +59,11 @@ TEST_CASE("stage descriptions: the file every stage names exists, for each model
     const Walkthrough walkthrough = walk_through(model, testing::tiny_tokenizer(), "bad cafe", {});
     for (const Stage& stage : walkthrough.stages) check_exists(stage.implementation, stage.id);
   }
+  for (const GPTConfig& config : {testing::tiny_llama_walkthrough_config(), testing::tiny_nanochat_walkthrough_config()}) {
+    GPT model(config, 7);
+    const Walkthrough walkthrough = walk_through(model, testing::tiny_tokenizer(), "bad cafe", {});
+    for (const Stage& stage : walkthrough.stages) check_exists(stage.implementation, stage.id);
+  }
   for (const char* tokenizer_kind : {"char", "gpt2"})
     check_exists(describe_stage("tokens", testing::tiny_walkthrough_config(), tokenizer_kind).implementation,
                  tokenizer_kind);

@@ -104,22 +104,7 @@ TEST_CASE("walk_through: every stage in data-flow order, with its shapes, for ea
     CHECK(stage_named(walkthrough, "block0.c_proj_mlp").output_shape == Shape{1, 8, 8});
     CHECK(stage_named(walkthrough, "logits").output_shape == Shape{1, 8, vocab});
     CHECK(stage_named(walkthrough, "probabilities").output_shape == Shape{1, 8, vocab});
-    for (const Stage& stage : walkthrough.stages) {
-      CAPTURE(stage.id);
-      CHECK(!stage.title.empty());
-      CHECK(!stage.formula.empty());
-      CHECK(!stage.explanation.empty());
-      CHECK(!stage.implementation.empty());
-      CHECK(!stage.group.empty());
-      REQUIRE(!stage.tensors.empty());
-      for (const ShownTensor& shown : stage.tensors) {
-        CHECK(shown.value.dtype() == DType::Float32);
-        CHECK(shown.value.is_contiguous());
-        CHECK(!shown.value.requires_grad());
-      }
-      if (stage.view == StageView::Values && stage.tensors[0].label == "output")
-        CHECK(stage.tensors[0].value.shape() == stage.output_shape);
-    }
+    tg::testing::check_stages_well_formed(walkthrough);
     CHECK(walkthrough.forward_match < 1e-5);
   }
 }
@@ -248,9 +233,7 @@ TEST_CASE("walk_through: the loss, the target probabilities and the gradients ma
 
   // The same ids, with the targets being the next token from the prompt's last one on.
   const std::vector<int64_t> ids = tiny_tokenizer().encode("a badfed");
-  std::vector<int64_t> targets(8, -100);
-  for (int64_t t = 4; t < 7; ++t) targets[t] = ids[t + 1];
-  const Tensor loss = model.loss(from_vector(ids, {1, 8}), from_vector(targets, {1, 8}));
+  const Tensor loss = tg::testing::target_loss(model, "a badfed", 5);
   const LossReport& report = *walkthrough.loss;
   CHECK(report.loss == doctest::Approx(loss.item<double>()).epsilon(1e-6));
   CHECK(report.perplexity == doctest::Approx(std::exp(report.loss)));
@@ -267,14 +250,7 @@ TEST_CASE("walk_through: the loss, the target probabilities and the gradients ma
   // The walk-through never touched the model's gradients: they come from this backward alone.
   for (const Tensor& parameter : model.parameters()) CHECK(!parameter.grad().defined());
   backward(loss);
-  auto norm_of = [&](const std::vector<std::string>& prefixes) {
-    double total = 0;
-    for (const auto& [name, parameter] : model.named_parameters())
-      for (const std::string& prefix : prefixes)
-        if (name.starts_with(prefix))
-          for (double value : parameter.grad().to_vector<double>()) total += value * value;
-    return std::sqrt(total);
-  };
+  auto norm_of = [&](const std::vector<std::string>& prefixes) { return tg::testing::gradient_norm_of(model, prefixes); };
   REQUIRE(report.gradients.size() == 4);
   CHECK(report.gradients[0].layer == "ln_f");
   CHECK(report.gradients[0].parameter_norm == doctest::Approx(norm_of({"ln_f."})).epsilon(1e-4));
