@@ -40,6 +40,17 @@ cmp -s "$work/whole/model.safetensors" "$work/split/model.safetensors" \
 cmp -s "$work/whole/best.safetensors" "$work/split/best.safetensors" \
   || fail "a resumed 2-rank run did not write the uninterrupted run's best checkpoint"
 
+# The Llama-style block (GQA, QK-norm, SwiGLU, RMSNorm) on 2 ranks, stopped and resumed: the same checkpoint too.
+llama=(--positional rope --norm rmsnorm --mlp swiglu --kv-heads 1 --qk-norm --bias none --rope-pairing half)
+job "$tinygpt" train --data "$work/corpus.txt" "${small[@]}" "${llama[@]}" --iters 8 --out "$work/llama_whole" 2>/dev/null \
+  || fail "mpirun -np 2 train with the Llama-style block failed"
+job "$tinygpt" train --data "$work/corpus.txt" "${small[@]}" "${llama[@]}" --iters 4 --out "$work/llama_split" 2>/dev/null \
+  || fail "mpirun -np 2 train --iters 4 with the Llama-style block failed"
+job "$tinygpt" train --data "$work/corpus.txt" --threads 1 --out "$work/llama_split" --resume --iters 8 --decay-iters 8 \
+  2>/dev/null || fail "mpirun -np 2 train --resume with the Llama-style block failed"
+cmp -s "$work/llama_whole/model.safetensors" "$work/llama_split/model.safetensors" \
+  || fail "a resumed 2-rank Llama-style run did not write the uninterrupted run's checkpoint"
+
 # The same checkpoint resumed by one process: allowed, with a note that the batches now differ.
 cp -r "$work/split" "$work/single"
 "$tinygpt" train --data "$work/corpus.txt" --out "$work/single" --resume --iters 10 2>"$work/single.log" \
