@@ -180,15 +180,15 @@ int64_t GPTConfig::parameter_count() const {
   const bool all_biases = bias == nn::BiasMode::All;
   // One norm over `width` channels: a weight unless RMSNorm drops it, a bias for LayerNorm with biases.
   const auto norm_of = [&](int64_t width) {
-    return (norm_weight ? width : 0) + (norm == nn::NormKind::LayerNorm && all_biases ? width : 0);
+    return add(norm_weight ? width : 0, norm == nn::NormKind::LayerNorm && all_biases ? width : 0);
   };
   const int64_t token_embeddings = mul(vocab_size, channels);
   const int64_t positions = positional == PositionalEncoding::Learned ? mul(block_size, channels) : 0;
   const int64_t fc_rows = mul(mlp == nn::MlpKind::SwiGLU ? 2 : 1, hidden);
   int64_t per_block = add(mul(options.qkv_width(), channels), mul(channels, options.attention_width()));
   per_block = add(per_block, add(mul(fc_rows, channels), mul(channels, hidden)));
-  per_block = add(per_block, 2 * norm_of(channels));
-  if (qk_norm && norm_weight) per_block = add(per_block, 2 * head);
+  per_block = add(per_block, mul(2, norm_of(channels)));
+  if (qk_norm && norm_weight) per_block = add(per_block, mul(2, head));
   if (bias != nn::BiasMode::None) per_block = add(per_block, options.qkv_width());
   if (all_biases) per_block = add(per_block, add(add(channels, fc_rows), channels));
   const int64_t lm_head = tie_embeddings ? 0 : token_embeddings;

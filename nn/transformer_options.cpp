@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tinygpt/nn/enum_names.h"
+#include "tinygpt/tensor/shape.h"
 
 namespace tg::nn {
 
@@ -12,9 +13,14 @@ constexpr Named<NormKind> kNormNames[] = {{NormKind::LayerNorm, "layernorm"}, {N
 constexpr Named<MlpKind> kMlpNames[] = {{MlpKind::Gelu, "gelu"}, {MlpKind::SwiGLU, "swiglu"}, {MlpKind::ReLU2, "relu2"}};
 constexpr Named<BiasMode> kBiasNames[] = {{BiasMode::All, "all"}, {BiasMode::None, "none"}, {BiasMode::Qkv, "qkv"}};
 
+constexpr const char* kSizes = "TransformerOptions";
+
 // 8/3 C rounded up to a multiple of 64: SwiGLU's three matrices then hold about
-// as many weights as GELU's two of 4C (Llama's rule).
-int64_t swiglu_default_hidden(int64_t channels) { return (8 * channels / 3 + 63) / 64 * 64; }
+// as many weights as GELU's two of 4C (Llama's rule). Sizes come from files:
+// checked, as every product of them.
+int64_t swiglu_default_hidden(int64_t channels) {
+  return checked_add(checked_mul(8, channels, kSizes) / 3, 63, kSizes) / 64 * 64;
+}
 
 }  // namespace
 
@@ -27,7 +33,13 @@ BiasMode bias_mode_named(const std::string& name) { return value_in(kBiasNames, 
 
 int64_t TransformerOptions::hidden_size() const {
   if (mlp_hidden > 0) return mlp_hidden;
-  return mlp == MlpKind::SwiGLU ? swiglu_default_hidden(n_embd) : 4 * n_embd;
+  return mlp == MlpKind::SwiGLU ? swiglu_default_hidden(n_embd) : checked_mul(4, n_embd, kSizes);
+}
+
+int64_t TransformerOptions::attention_width() const { return checked_mul(n_head, head_size(), kSizes); }
+
+int64_t TransformerOptions::qkv_width() const {
+  return checked_mul(checked_add(n_head, checked_mul(2, kv_heads(), kSizes), kSizes), head_size(), kSizes);
 }
 
 void TransformerOptions::validate() const {

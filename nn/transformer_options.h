@@ -62,9 +62,10 @@ struct TransformerOptions {
   void validate() const;
   int64_t head_size() const { return head_dim > 0 ? head_dim : n_embd / n_head; }  // HD
   int64_t kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }          // KVH
-  int64_t attention_width() const { return n_head * head_size(); }                 // NH * HD: c_proj's input
-  int64_t qkv_width() const { return (n_head + 2 * kv_heads()) * head_size(); }    // qkv's output
-  int64_t hidden_size() const;                                                     // H
+  // The widths, checked for overflow (sizes come from files): they throw tg::Error past int64.
+  int64_t attention_width() const;  // NH * HD: c_proj's input
+  int64_t qkv_width() const;        // (NH + 2 KVH) * HD: qkv's output
+  int64_t hidden_size() const;      // H
   // GPT-2's attention: as many KV heads as heads, HD = C / NH, no QK-norm
   // (the fused (B, T, 3C) attention and the fused decode step's layout).
   bool plain_attention() const { return kv_heads() == n_head && attention_width() == n_embd && !qk_norm; }
