@@ -127,49 +127,46 @@ struct AttentionStep {
   int64_t head_size() const { return attention.options().head_size(); }
 
   // x (HD) -> out (HD): QK-norm (if norm) then RoPE (if used), as split_heads does.
-  void turn(const nn::Normalization* norm, const float* x, float* out) const {
+  // The rotation reads its input whole, so the normalised row goes to `normed` (HD), the thread's scratch.
+  void turn(const nn::Normalization* norm, const float* x, float* out, float* normed) const {
     const float* source = x;
     if (norm) {
-      normalize_into(*norm, x, out, head_size());
-      source = out;
+      normalize_into(*norm, x, normed, head_size());
+      source = normed;
     }
     if (rope_cosines.empty()) {
-      if (source != out) std::copy(x, x + head_size(), out);
+      std::copy(source, source + head_size(), out);
       return;
     }
-    std::vector<float> normed;  // the rotation reads its input whole, so it cannot run in place
-    if (source == out) {
-      normed.assign(out, out + head_size());
-      source = normed.data();
-    }
     cpu::row_kernels().rope_rotate_row(source, out, rope_cosines.data(), rope_sines.data(), head_size() / 2, 1.0f,
-                                      attention.options().rotary.pairing);
+                                       attention.options().rotary.pairing);
   }
 
   // Key and value of KV head g into the cache at `position`.
-  void cache_kv_head(int64_t g) const {
+  void cache_kv_head(int64_t g, float* normed) const {
     const int64_t capacity = cache.keys.size(2), hd = head_size();
     const float* k = qkv + (heads() + g) * hd;
     const float* v = qkv + (heads() + kv_heads() + g) * hd;
-    turn(attention.k_norm(), k, cache.keys.data<float>() + (g * capacity + position) * hd);
+    turn(attention.k_norm(), k, cache.keys.data<float>() + (g * capacity + position) * hd, normed);
     std::copy(v, v + hd, cache.values.data<float>() + (g * capacity + position) * hd);
   }
 
   // With as many KV heads as heads each thread caches its own heads' keys and
   // values and attends with no barrier between; with fewer, a KV head serves
   // the heads of several threads, so the keys and values go in first.
-  void run(Team& team, std::vector<float>& scores, std::vector<float>& query) const {
+  // scores (position + 1), query and normed (HD): this thread's scratch.
+  void run(Team& team, std::vector<float>& scores, std::vector<float>& query, std::vector<float>& normed) const {
     const int64_t capacity = cache.keys.size(2), hd = head_size(), group = heads() / kv_heads();
     const auto [first, last] = team.share(heads());
     if (group > 1) {
       const auto [first_kv, last_kv] = team.share(kv_heads());
-      for (int64_t g = first_kv; g < last_kv; ++g) cache_kv_head(g);
+      for (int64_t g = first_kv; g < last_kv; ++g) cache_kv_head(g, normed.data());
       team.sync();
     }
     for (int64_t head = first; head < last; ++head) {
       const int64_t g = head / group;
-      if (group == 1) cache_kv_head(g);
-      turn(attention.q_norm(), qkv + head * hd, query.data());
+      if (group == 1) cache_kv_head(g, normed.data());
+      turn(attention.q_norm(), qkv + head * hd, query.data(), normed.data());
       const float* keys = cache.keys.data<float>() + g * capacity * hd;      // (capacity, HD)
       const float* values = cache.values.data<float>() + g * capacity * hd;  // (capacity, HD)
       cpu::row_kernels().attend_one_query(query.data(), keys, values, position + 1, hd, hd, hd, scores.data(),
@@ -252,8 +249,8 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
   const bool own_heads_only = options.plain_attention();
 
   run_in_team([&](Team& team) {
-    // This thread's scratch: its copy of the normalised x, one head's scores and query, a branch's rows.
-    std::vector<float> normed(channels), scores(position + 1), query(head_size), branch(channels);
+    // This thread's scratch: its copy of the normalised x, one head's scores, query and QK-normed row, a branch's rows.
+    std::vector<float> normed(channels), scores(position + 1), query(head_size), head_normed(head_size), branch(channels);
     cpu::RoundedActivations x_rounded;  // the input of the Linear at hand, rounded (bfloat16 and int8 weights)
     for (size_t layer = 0; layer < blocks_.size(); ++layer) {
       const nn::Block& block = *blocks_[layer];
@@ -266,7 +263,7 @@ Tensor GPT::fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches) {
       }
       const AttentionStep attention{qkv.data(), block.attn(), rope_cosines, rope_sines, caches[layer], position,
                                     attended.data()};
-      attention.run(team, scores, query);
+      attention.run(team, scores, query, head_normed);
       team.sync();
       add_linear_share(team, block.attn().c_proj(), attended.data(), x_rounded, branch.data(), x.data());
       team.sync();
