@@ -1,8 +1,10 @@
-// tinygpt export: writes a model in the Hugging Face GPT-2 layout
-// (models/hf_gpt2.h), which PyTorch / transformers read with from_pretrained.
+// tinygpt export: writes a model in the Hugging Face layout of its block:
+// GPT-2's (models/hf_gpt2.h) or the Llama family's (models/hf_llama.h), which
+// transformers reads with from_pretrained and llama.cpp's converter turns into GGUF.
 //
 //   tinygpt export --ckpt runs/shakespeare-char --out exported/
 //   tinygpt export --weights gpt2/ --out copy/      (a round trip)
+//   tinygpt export --ckpt runs/llama-small --out llama/ --dtype bf16
 //
 // The tokenizer goes beside the weights, so `--weights exported/` samples,
 // evaluates and explains the model as `--ckpt` did: a BPE's as Hugging Face's
@@ -16,7 +18,9 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "tinygpt/models/hf_directory.h"
 #include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 
@@ -27,19 +31,24 @@ namespace {
 struct ExportArguments {
   ModelSourceArguments source;
   std::string out;
+  std::string dtype = "f32";
 };
 
 void run_export(const ExportArguments& arguments) {
   namespace fs = std::filesystem;
   const fs::path weights = fs::path(arguments.out) / "model.safetensors";
   // A training directory also has a model.safetensors (the checkpoint): never write over one.
-  check(!fs::exists(weights) || is_hf_gpt2_directory(arguments.out), "export: --out ", arguments.out,
+  check(!fs::exists(weights) || is_hf_model_directory(arguments.out), "export: --out ", arguments.out,
         " holds a model.safetensors without config.json (a training run's checkpoint?); choose another directory");
   const LoadedModel loaded = load_model(arguments.source, "export");
-  check(loaded.model->weight_format() == DType::Float32, "export: the Hugging Face layout holds float32 weights; ",
-        "export the float32 model, not one in ", dtype_name(loaded.model->weight_format()));
+  const DType stored = nn::parse_weight_format(arguments.dtype);
+  check(loaded.model->weight_format() == DType::Float32 || loaded.model->weight_format() == stored,
+        "export: --dtype ", arguments.dtype, ": the model's weights are ", dtype_name(loaded.model->weight_format()),
+        "; export the float32 model");
   std::cerr << "export: " << loaded.description << "\n";
-  export_hf_gpt2(*loaded.model, arguments.out);
+  HfModelInfo info = loaded.hf_info;
+  if (info.eos_token_ids.empty()) info.eos_token_ids = loaded.stop_ids;
+  export_hf_model(*loaded.model, info, arguments.out, stored);
   std::cerr << "export: wrote " << (fs::path(arguments.out) / "config.json").string() << " and " << weights.string()
             << " (" << loaded.model->parameter_count() << " parameters, " << fs::file_size(weights) << " bytes)\n";
   if (const auto* characters = loaded.tokenizer->as_char()) {
@@ -58,9 +67,12 @@ void run_export(const ExportArguments& arguments) {
 
 void add_export_command(CLI::App& app) {
   auto arguments = std::make_shared<ExportArguments>();
-  CLI::App* command = app.add_subcommand("export", "Write a model in the Hugging Face GPT-2 layout");
+  CLI::App* command = app.add_subcommand("export", "Write a model in the Hugging Face layout (GPT-2's or Llama's)");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
   command->add_option("--out", arguments->out, "Directory to write config.json and model.safetensors to")->required();
+  command->add_option("--dtype", arguments->dtype, "Weights stored in f32 or bf16 (the Llama layout; GPT-2's is f32)")
+      ->check(CLI::IsMember({"f32", "float32", "bf16", "bfloat16"}))
+      ->capture_default_str();
   command->callback([arguments] { run_export(*arguments); });
 }
 

@@ -6,10 +6,12 @@
 #include "cli/usage_errors.h"
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
+#include "tinygpt/models/hf_directory.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/training/load_model.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/storage.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {
@@ -41,27 +43,35 @@ LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* c
 
 LoadedModel from_weights(const ModelSourceArguments& arguments, const char* command) {
   check(std::filesystem::is_directory(arguments.weights), command, ": --weights ", arguments.weights,
-        " is not a directory; it takes a GPT-2 in the Hugging Face layout (config.json and model.safetensors, as "
-        "the openai-community/gpt2 repository publishes them; docs/gpt2_weights.md says how to get them)");
+        " is not a directory; it takes a model in the Hugging Face layout (config.json and model.safetensors, or its "
+        "shards with model.safetensors.index.json), as the Hub publishes GPT-2, Llama, Mistral and Qwen models "
+        "(docs/open_models.md says how to get them)");
   LoadedModel loaded;
-  loaded.model = load_hf_gpt2(arguments.weights);
+  // bf16 is loaded as such (a BF16 file is copied as stored); int8 is quantized from float32.
+  const bool direct_bf16 = !arguments.quantize.empty() && nn::parse_weight_format(arguments.quantize) == DType::BFloat16;
+  LoadedHfModel hf = load_hf_model(arguments.weights, direct_bf16 ? DType::BFloat16 : DType::Float32);
+  loaded.model = std::move(hf.model);
+  loaded.hf_info = std::move(hf.info);
+  loaded.stop_ids = loaded.hf_info.eos_token_ids;
+  const std::string layout = "Hugging Face " + loaded.hf_info.architecture + " layout" +
+                             (loaded.hf_info.note.empty() ? "" : ", " + loaded.hf_info.note);
   // A char-level model that tinygpt exported carries its characters beside the weights.
   if (const auto characters = read_char_vocabulary(arguments.weights)) {
-    check(arguments.vocab.empty(), command, ": --vocab is for GPT-2 BPE models; ", arguments.weights,
+    check(arguments.vocab.empty(), command, ": --vocab is for BPE models; ", arguments.weights,
           " is a char-level model with its own char_vocabulary.txt");
     try {
       loaded.tokenizer.emplace(tokenizer::CharTokenizer::deserialize(*characters));
     } catch (const tokenizer::TokenizerError& error) {
       fail(command, ": ", arguments.weights, "/char_vocabulary.txt: ", error.what());
     }
-    loaded.description = arguments.weights + " (Hugging Face GPT-2 layout, char-level vocabulary)";
+    loaded.description = arguments.weights + " (" + layout + ", char-level vocabulary)";
     return loaded;
   }
-  // A Hugging Face model directory brings its vocabulary (vocab.json, merges.txt).
+  // A Hugging Face model directory brings its tokenizer (tokenizer.json, or GPT-2's vocab.json and merges.txt).
   const bool own_vocabulary = arguments.vocab.empty() && tokenizer::has_gpt2_vocabulary(arguments.weights);
   const std::string vocab = own_vocabulary ? arguments.weights : vocab_dir_or_default(arguments, command);
   loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
-  loaded.description = arguments.weights + " (Hugging Face GPT-2 layout; BPE from " + vocab + ")";
+  loaded.description = arguments.weights + " (" + layout + "; BPE from " + vocab + ")";
   return loaded;
 }
 
@@ -98,7 +108,8 @@ void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments
                                         "tinygpt checkpoint file, or a training directory (its best.safetensors, "
                                         "else model.safetensors)");
   auto* weights = command.add_option("--weights", arguments.weights,
-                                     "GPT-2 in the Hugging Face layout: DIR with config.json and model.safetensors");
+                                     "A model in the Hugging Face layout (GPT-2, Llama, Mistral, Qwen2, Qwen3): DIR with "
+                                     "config.json and model.safetensors (or shards and their index)");
   checkpoint->excludes(weights);
   command.add_option("-m,--model", arguments.model,
                      "Either of the two, told apart by what the path holds (llama.cpp's -m)")
@@ -123,13 +134,13 @@ void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments
 LoadedModel load_model(const ModelSourceArguments& given, const char* command) {
   ModelSourceArguments arguments = given;
   if (!arguments.model.empty()) {
-    (is_hf_gpt2_directory(arguments.model) ? arguments.weights : arguments.checkpoint) = arguments.model;
+    (is_hf_model_directory(arguments.model) ? arguments.weights : arguments.checkpoint) = arguments.model;
   }
   const int sources = !arguments.checkpoint.empty() + !arguments.weights.empty() + !arguments.config.empty();
   check_usage(sources == 1, "give a model: --ckpt DIR (a tinygpt run or checkpoint)",
-              arguments.fresh_models ? ", --weights DIR (GPT-2 in the Hugging Face layout) or --config NAME (a fresh "
+              arguments.fresh_models ? ", --weights DIR (a Hugging Face model) or --config NAME (a fresh "
                                        "preset)"
-                                     : " or --weights DIR (GPT-2 in the Hugging Face layout)");
+                                     : " or --weights DIR (a Hugging Face model)");
   LoadedModel loaded = !arguments.checkpoint.empty() ? from_checkpoint(arguments, command)
                        : !arguments.weights.empty()  ? from_weights(arguments, command)
                                                      : from_preset(arguments, command);
@@ -140,10 +151,13 @@ LoadedModel load_model(const ModelSourceArguments& given, const char* command) {
   check(loaded.tokenizer->vocab_size() <= model_vocab && model_vocab - loaded.tokenizer->vocab_size() < 64, command,
         ": the tokenizer has ", loaded.tokenizer->vocab_size(), " tokens and the model ", model_vocab,
         " (the vocabulary files do not belong to this model)");
-  if (!arguments.quantize.empty()) {
+  if (loaded.stop_ids.empty())
+    if (const std::optional<int64_t> end_of_text = loaded.tokenizer->end_of_text_id()) loaded.stop_ids = {*end_of_text};
+  if (!arguments.quantize.empty() && loaded.model->weight_format() != nn::parse_weight_format(arguments.quantize)) {
     check(loaded.model->weight_format() == DType::Float32, command, ": --quantize ", arguments.quantize, ": the model's weights are ",
           dtype_name(loaded.model->weight_format()), " already");
     loaded.model->quantize(nn::parse_weight_format(arguments.quantize));
+    Storage::release_cached();  // the float32 matrices just replaced
   }
   if (loaded.model->weight_format() != DType::Float32)
     loaded.description += "; weights in " + std::string(dtype_name(loaded.model->weight_format()));

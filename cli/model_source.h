@@ -3,8 +3,9 @@
 //   -m, --model PATH  either of the next two, told apart by what PATH holds
 //   --ckpt PATH       a tinygpt checkpoint file or training directory (char-level
 //                     models carry their vocabulary)
-//   --weights DIR     a GPT-2 in the Hugging Face layout (models/hf_gpt2.h), with
-//                     the GPT-2 BPE from --vocab DIR (default: ../shared/data/gpt2)
+//   --weights DIR     a model in the Hugging Face layout: GPT-2 (models/hf_gpt2.h) or the
+//                     Llama family (models/hf_llama.h), with the tokenizer in DIR, else
+//                     from --vocab DIR (default for GPT-2: ../shared/data/gpt2)
 //   --config NAME     a freshly initialised preset (--seed S): char-level presets
 //                     take their vocabulary from --data FILE (default: tiny
 //                     Shakespeare), GPT-2 presets the GPT-2 BPE
@@ -20,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/models/hf_llama.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg::cli {
@@ -44,6 +46,10 @@ struct LoadedModel {
   std::unique_ptr<GPT> model;
   std::optional<tokenizer::TextTokenizer> tokenizer;  // always set by load_model
   std::string description;  // one line for stderr: what was loaded, from where (and in which weight format)
+  // The ids that end a generated text: config.json's eos_token_id for --weights, else the
+  // tokenizer's end of text (GPT-2's <|endoftext|>), else none.
+  std::vector<int64_t> stop_ids;
+  HfModelInfo hf_info;  // --weights only: the architecture and token ids config.json gives
 };
 
 // Loads what the arguments name (in eval mode). Throws tg::Error naming

@@ -124,8 +124,7 @@ void run_sample(const CLI::App& command, SampleArguments arguments) {
   arguments.generation.max_new_tokens = arguments.tokens;
   arguments.generation.sampling.vocabulary_size = loaded.tokenizer->vocab_size();
   arguments.generation.use_cache = !arguments.no_cache;
-  if (const std::optional<int64_t> end_of_text = loaded.tokenizer->end_of_text_id())
-    arguments.generation.stop_ids.push_back(*end_of_text);  // a GPT-2 document ends there
+  arguments.generation.stop_ids = loaded.stop_ids;  // a GPT-2 document ends at <|endoftext|>, a chat model's turn at its eos
   for (int64_t sample = 0; sample < arguments.samples; ++sample) {
     if (sample > 0) std::cout << "\n---------------\n";  // nanoGPT's separator between samples
     GenerationOptions options = arguments.generation;

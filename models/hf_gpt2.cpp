@@ -94,8 +94,9 @@ const Tensor& take(std::map<std::string, const NamedTensor*>& index, const std::
         describe_sizes(config), ")");
   const Tensor& tensor = found->second->tensor;
   index.erase(found);
-  check(tensor.dtype() == DType::Float32, where, ": tensor '", name, "' is ", dtype_name(tensor.dtype()),
-        "; tinygpt reads GPT-2 weights in float32");
+  const DType stored = tensor.dtype();
+  check(stored == DType::Float32 || stored == DType::BFloat16 || stored == DType::Float16, where, ": tensor '", name,
+        "' is ", dtype_name(stored), "; tinygpt reads GPT-2 weights in F32, BF16 or F16");
   check(tensor.shape() == shape, where, ": tensor '", name, "' is ", tensor.shape(), " in the file but config.json (",
         describe_sizes(config), ") makes it ", shape);
   return tensor;
@@ -177,8 +178,10 @@ std::unique_ptr<GPT> load_hf_gpt2(const std::string& directory) {
   }
   if (config.tie_embeddings && index.count("lm_head.weight")) {  // a copy of the tied wte.weight, as older files hold
     const Tensor& head = take(index, "lm_head.weight", {config.vocab_size, config.n_embd}, config, where);
-    check(std::memcmp(head.data<float>(), wte->data<float>(), static_cast<size_t>(wte->numel()) * sizeof(float)) == 0,
-          where, ": tensor 'lm_head.weight' differs from 'wte.weight' but config.json ties them",
+    const bool same = head.dtype() == wte->dtype() && visit_any(wte->dtype(), [&]<class T>() {
+      return std::memcmp(head.data<T>(), wte->data<T>(), static_cast<size_t>(wte->numel()) * sizeof(T)) == 0;
+    });
+    check(same, where, ": tensor 'lm_head.weight' differs from 'wte.weight' but config.json ties them",
           " (\"tie_word_embeddings\" is true or absent)");
     file.evict(head);  // read only for the comparison; wte's pages go with its copy below
   }

@@ -46,9 +46,8 @@ nlohmann::json hf_gpt2_config_json(const GPTConfig& config);
 // Loads DIR/config.json and DIR/model.safetensors (memory-mapped: the weights are
 // copied once, straight from the mapping into the model). Throws tg::Error
 // naming the file and the tensor when a tensor is missing, unexpected, stored
-// twice (with and without the prefix), of the wrong shape or dtype (float32
-// only: F16/BF16 files are refused by the safetensors reader, naming the
-// dtype), or when config.json disagrees with the weights. Skips the attention
+// twice (with and without the prefix), of the wrong shape or dtype (F32, BF16
+// or F16, the halves widened exactly to float32), or when config.json disagrees with the weights. Skips the attention
 // mask buffers older files carry (h.{i}.attn.bias, h.{i}.attn.masked_bias).
 std::unique_ptr<GPT> load_hf_gpt2(const std::string& directory);
 

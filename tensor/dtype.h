@@ -2,17 +2,19 @@
 // can be tight; int64 holds token ids and indices; bool holds masks. bfloat16
 // and int8 hold reduced-precision weights (nn/quantize.h): they are stored,
 // copied, converted and printed, and the arithmetic ops refuse them (only the
-// quantized matrix products in tensor/quantized_matmul.h read them).
+// quantized matrix products in tensor/quantized_matmul.h read them). float16
+// is only read from files (published weights) and converted on the way in.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "tinygpt/tensor/bfloat16.h"
+#include "tinygpt/tensor/float16.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg {
 
-enum class DType : uint8_t { Float32, Float64, Int64, Bool, BFloat16, Int8 };
+enum class DType : uint8_t { Float32, Float64, Int64, Bool, BFloat16, Int8, Float16 };
 
 constexpr size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -22,6 +24,7 @@ constexpr size_t dtype_size(DType dtype) {
     case DType::Bool: return 1;
     case DType::BFloat16: return 2;
     case DType::Int8: return 1;
+    case DType::Float16: return 2;
   }
   return 0;
 }
@@ -34,6 +37,7 @@ constexpr const char* dtype_name(DType dtype) {
     case DType::Bool: return "bool";
     case DType::BFloat16: return "bfloat16";
     case DType::Int8: return "int8";
+    case DType::Float16: return "float16";
   }
   return "?";
 }
@@ -47,6 +51,7 @@ template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
 template <> constexpr DType dtype_of<bfloat16>() { return DType::BFloat16; }
 template <> constexpr DType dtype_of<int8_t>() { return DType::Int8; }
+template <> constexpr DType dtype_of<float16>() { return DType::Float16; }
 
 // Calls fn.template operator()<T>() with T the C++ type of `dtype`:
 //   visit_floating(x.dtype(), "exp", [&]<class T>() { ... });
@@ -79,6 +84,7 @@ decltype(auto) visit_any(DType dtype, Fn&& fn) {
     case DType::Bool: return fn.template operator()<bool>();
     case DType::BFloat16: return fn.template operator()<bfloat16>();
     case DType::Int8: return fn.template operator()<int8_t>();
+    case DType::Float16: return fn.template operator()<float16>();
   }
   fail("unknown dtype");
 }

@@ -41,12 +41,14 @@ const char* format_dtype_name(DType dtype) {
     case DType::Bool: return "BOOL";
     case DType::BFloat16: return "BF16";
     case DType::Int8: return "I8";
+    case DType::Float16: return "F16";
   }
   return "?";
 }
 
 bool parse_dtype(const std::string& name, DType& dtype) {
-  for (DType candidate : {DType::Float32, DType::Float64, DType::Int64, DType::Bool, DType::BFloat16, DType::Int8}) {
+  for (DType candidate : {DType::Float32, DType::Float64, DType::Int64, DType::Bool, DType::BFloat16, DType::Int8,
+                          DType::Float16}) {
     if (name == format_dtype_name(candidate)) {
       dtype = candidate;
       return true;
@@ -127,7 +129,7 @@ Entry parse_entry(const Source& source, const std::string& name, const Json& val
   const Json& dtype = value["dtype"];
   if (!dtype.is_string()) fail_load(source, what, ": \"dtype\" must be a string, got ", dtype.dump());
   if (!parse_dtype(dtype.get<std::string>(), entry.dtype))
-    fail_load(source, what, ": unsupported dtype ", dtype.dump(), " (supported: F32, F64, I64, BOOL)");
+    fail_load(source, what, ": unsupported dtype ", dtype.dump(), " (supported: F32, F64, F16, BF16, I64, I8, BOOL)");
 
   const Json& shape = value["shape"];
   if (!shape.is_array()) fail_load(source, what, ": \"shape\" must be an array, got ", shape.dump());

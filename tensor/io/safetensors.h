@@ -9,7 +9,8 @@
 //   bytes 8+N..       the data: each tensor row-major, little-endian, at
 //                     [begin, end) counted from the first byte after the header
 //
-// Supported dtypes: F32, F64, I64, BOOL (float32, float64, int64, bool).
+// Supported dtypes: F32, F64, F16, BF16, I64, I8, BOOL (float16 is read and written as
+// stored; tinygpt converts it to float32 or bfloat16 on the way into a model).
 //
 // What load_safetensors and map_safetensors accept: the data region must be covered exactly by the
 // tensors, back to back, in any header order: no overlap, no hole, and no

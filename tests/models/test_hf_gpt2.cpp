@@ -20,35 +20,22 @@
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
+#include "tests/models/hf_directory_support.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
 
 using namespace tg;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using tg::testing::read_json;
+using tg::testing::ScratchDirectory;
+using tg::testing::write_text;
 
 namespace {
 
 const fs::path kFixture = "tests/fixtures/hf_gpt2";
 const fs::path kGpt2Vocab = "../shared/data/gpt2";
 
-Json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return Json::parse(in);
-}
 
-void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
-
-// A fresh directory per use, removed afterwards.
-struct ScratchDirectory {
-  fs::path path;
-  ScratchDirectory() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("tinygpt_hf_gpt2_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDirectory() { fs::remove_all(path); }
-};
 
 // A copy of the fixture in `directory`, with its tensors and config.json edited first.
 void write_variant(const fs::path& directory, const std::function<void(std::vector<NamedTensor>&)>& edit_tensors,
@@ -284,7 +271,7 @@ TEST_CASE("hf_gpt2: wrong tensors are refused naming the tensor") {
   SUBCASE("wrong dtype") {
     check_bad_tensors(
         [](auto& tensors) { named(tensors, "transformer.wpe.weight").tensor = zeros({128, 16}, DType::Float64); },
-        "tensor 'wpe.weight' is float64; tinygpt reads GPT-2 weights in float32");
+        "tensor 'wpe.weight' is float64; tinygpt reads GPT-2 weights in F32, BF16 or F16");
   }
   SUBCASE("a tied lm_head that is not a copy of wte") {
     check_bad_tensors([](auto& tensors) { tensors.push_back({"lm_head.weight", zeros({50257, 16})}); },
@@ -292,15 +279,22 @@ TEST_CASE("hf_gpt2: wrong tensors are refused naming the tensor") {
   }
 }
 
-TEST_CASE("hf_gpt2: a half-precision file is refused naming the tensor and the dtype") {
-  ScratchDirectory scratch;
-  write_variant(scratch.path, {});
-  const std::string header = R"({"wte.weight":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})";
-  std::string bytes;
-  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xff));
-  write_text(scratch.path / "model.safetensors", bytes + header + std::string(4, '\0'));
-  CHECK_THROWS_WITH_AS(load_hf_gpt2(scratch.path.string()),
-                       doctest::Contains("tensor 'wte.weight': unsupported dtype \"F16\""), Error);
+TEST_CASE("hf_gpt2: BF16 and F16 files load, widened exactly to float32") {
+  for (DType stored : {DType::BFloat16, DType::Float16}) {
+    CAPTURE(dtype_name(stored));
+    ScratchDirectory scratch;
+    write_variant(scratch.path, [&](auto& tensors) {
+      for (NamedTensor& named : tensors) named.tensor = raw::to_dtype(named.tensor, stored);
+    });
+    const std::unique_ptr<GPT> halves = load_hf_gpt2(scratch.path.string());
+    const std::unique_ptr<GPT> floats = load_hf_gpt2(kFixture.string());
+    const auto want = floats->named_parameters(), got = halves->named_parameters();
+    REQUIRE(want.size() == got.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      CAPTURE(want[i].first);
+      CHECK(same_bits(got[i].second, raw::to_dtype(raw::to_dtype(want[i].second, stored), DType::Float32)));
+    }
+  }
 }
 
 TEST_CASE("hf_gpt2: a config.json that disagrees with the weights is refused naming the tensor and both shapes") {

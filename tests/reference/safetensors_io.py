@@ -8,7 +8,8 @@ enough to write by hand (see tensor/io/safetensors.h for the layout):
                "__metadata__": {"key": "value"}}, padded with spaces to a multiple of 8
     the data  each tensor row-major and little-endian, back to back, in the order given
 
-Only the dtypes the C++ engine knows: F32, F64, I64, BOOL.
+NumPy arrays of F32, F64, F16, I64 and BOOL; any other dtype (BF16) as a
+(dtype name, shape, bytes) tuple.
 
 As a script it writes the sample file the C++ tests load to check that they read
 what another implementation wrote:
@@ -21,8 +22,9 @@ import sys
 
 import numpy as np
 
-DTYPE_BY_NAME = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I64": np.dtype("<i8"), "BOOL": np.dtype("bool")}
-NAME_BY_KIND = {("f", 4): "F32", ("f", 8): "F64", ("i", 8): "I64", ("b", 1): "BOOL"}
+DTYPE_BY_NAME = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "F16": np.dtype("<f2"), "I64": np.dtype("<i8"),
+                 "BOOL": np.dtype("bool")}
+NAME_BY_KIND = {("f", 4): "F32", ("f", 8): "F64", ("f", 2): "F16", ("i", 8): "I64", ("b", 1): "BOOL"}
 
 
 def write(path, tensors, metadata=None):
@@ -30,12 +32,16 @@ def write(path, tensors, metadata=None):
     items = list(tensors.items()) if isinstance(tensors, dict) else list(tensors)
     header, blobs, offset = {}, [], 0
     for name, array in items:
-        array = np.asarray(array)
-        dtype_name = NAME_BY_KIND.get((array.dtype.kind, array.dtype.itemsize))
-        if dtype_name is None:
-            raise ValueError(f"{name}: unsupported dtype {array.dtype}")
-        blob = np.ascontiguousarray(array, dtype=DTYPE_BY_NAME[dtype_name]).tobytes()
-        header[name] = {"dtype": dtype_name, "shape": list(array.shape), "data_offsets": [offset, offset + len(blob)]}
+        if isinstance(array, tuple):  # (dtype name, shape, bytes): a dtype NumPy lacks, such as BF16
+            dtype_name, shape, blob = array
+        else:
+            array = np.asarray(array)
+            dtype_name = NAME_BY_KIND.get((array.dtype.kind, array.dtype.itemsize))
+            if dtype_name is None:
+                raise ValueError(f"{name}: unsupported dtype {array.dtype}")
+            blob = np.ascontiguousarray(array, dtype=DTYPE_BY_NAME[dtype_name]).tobytes()
+            shape = array.shape
+        header[name] = {"dtype": dtype_name, "shape": list(shape), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
     if metadata:

@@ -301,8 +301,8 @@ TEST_CASE("safetensors: damaged files are rejected with a message naming the pat
     check_rejected(bad, "tensor 'a': \"data_offsets\" must be an integer, got \"8\"");
   }
   SUBCASE("unknown dtype") {
-    write_file(bad, R"({"a": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}})", std::string(4, '\0'));
-    check_rejected(bad, "tensor 'a': unsupported dtype \"F16\" (supported: F32, F64, I64, BOOL)");
+    write_file(bad, R"({"a": {"dtype": "F8_E4M3", "shape": [2], "data_offsets": [0, 4]}})", std::string(4, '\0'));
+    check_rejected(bad, "tensor 'a': unsupported dtype \"F8_E4M3\" (supported: F32, F64, F16, BF16, I64, I8, BOOL)");
   }
   SUBCASE("negative sizes and offsets") {
     write_file(bad, R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", std::string(8, '\0'));
