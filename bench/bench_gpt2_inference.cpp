@@ -9,6 +9,9 @@
 //
 //   bench_gpt2_inference --config gpt2 --prompt 64 --tokens 32 [--threads 2] [--weight-format int8]
 //   bench_gpt2_inference --config gpt2 --save-weights FILE   (writes the weights, then exits)
+//   bench_gpt2_inference --config smollm2-135m --save-hf DIR  (the Hugging Face layout, BF16, then exits)
+//   bench_gpt2_inference --weights DIR --weight-format float32,bf16,int8   (a published layout, as loaded
+//                        by --weights; "load_ms" is the time to load it in each format)
 //
 // Several weight formats (--weight-format float32,bf16,int8) build one model
 // each, from the same initial weights, and take turns run by run: the machine
@@ -23,6 +26,8 @@
 // weights file's metadata so the PyTorch side reads the same one.
 // Prints one JSON line per format (bench/run_gpt2_inference.sh collects them),
 // with the greedy tokens of both generation modes for the cross-check.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -36,6 +41,7 @@
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/models/generate.h"
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/models/hf_directory.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/runtime/process_environment.h"
@@ -153,7 +159,7 @@ std::string joined(const std::vector<int64_t>& ids) {
 int main(int argc, char** argv) {
   tg::tune_process_environment(argv);  // as the tinygpt program does (tensor/runtime/process_environment.h)
   CLI::App app{"Forward and generation speed of a GPT at batch 1"};
-  std::string preset = "gpt2", save_weights;
+  std::string preset = "gpt2", save_weights, save_hf, weights_directory;
   std::vector<std::string> weight_formats = {"float32"};
   std::vector<std::string> modes = {"forward", "cached", "uncached"};
   int64_t prompt_length = 64, tokens = 32, forward_iters = 10, cached_runs = 3, uncached_runs = 1;
@@ -171,14 +177,19 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--save-weights", save_weights, "Write the weights and the prompt (safetensors), then exit");
+  app.add_option("--save-hf", save_hf, "Write the preset's random weights in the Hugging Face layout (BF16), then exit");
+  app.add_option("--weights", weights_directory, "Load a Hugging Face model directory instead of a preset");
   CLI11_PARSE(app, argc, argv);
   try {
     tg::check(tokens >= 2 && prompt_length >= 1, "bench_gpt2_inference: needs --tokens >= 2 and --prompt >= 1");
     if (threads > 0) tg::set_num_threads(threads);
-    tg::GPTConfig config = tg::GPTConfig::preset_named(preset, tg::GPTConfig::preset_vocab_size(preset) > 0 ? 0 : 65);
+    tg::GPTConfig config = weights_directory.empty()
+                               ? tg::GPTConfig::preset_named(preset, tg::GPTConfig::preset_vocab_size(preset) > 0 ? 0 : 65)
+                               : tg::hf_llama_config(tg::read_hf_config_json(weights_directory), weights_directory).config;
     config.block_size = std::max(config.block_size, prompt_length + tokens);
     config.dropout = 0;
-    tg::GPT model(config, 1);
+    if (!weights_directory.empty()) preset = weights_directory;
+    tg::GPT model(config, 1, tg::DType::Float32, /*initialize=*/weights_directory.empty());
     tg::Generator generator(0);
     const std::vector<int64_t> prompt =
         tg::randint({prompt_length}, 0, config.vocab_size, generator).to_vector<int64_t>();
@@ -190,11 +201,26 @@ int main(int argc, char** argv) {
       return 0;
     }
 
-    // One model per format, each from the same initial weights (seed 1).
+    if (!save_hf.empty()) {
+      tg::export_hf_model(model, {}, save_hf, tg::DType::BFloat16);
+      return 0;
+    }
+
+    // One model per format, each from the same initial weights (seed 1), or each loaded from --weights.
     std::vector<std::unique_ptr<tg::GPT>> owned;
     std::vector<FormatModel> models;
+    std::vector<double> load_ms;
     for (const std::string& name : weight_formats) {
       const tg::DType format = tg::nn::parse_weight_format(name);
+      if (!weights_directory.empty()) {
+        const auto start = std::chrono::steady_clock::now();
+        tg::LoadedHfModel loaded =
+            tg::load_hf_model(weights_directory, format == tg::DType::BFloat16 ? format : tg::DType::Float32);
+        if (format == tg::DType::Int8) loaded.model->quantize(format);
+        load_ms.push_back(1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        models.push_back({tg::nn::weight_format_name(format), owned.emplace_back(std::move(loaded.model)).get()});
+        continue;
+      }
       tg::GPT& format_model = models.empty() ? model : *owned.emplace_back(std::make_unique<tg::GPT>(config, 1));
       if (format != tg::DType::Float32) format_model.quantize(format);
       models.push_back({tg::nn::weight_format_name(format), &format_model});
@@ -204,6 +230,7 @@ int main(int argc, char** argv) {
       results.push_back({{"side", "tinygpt"},       {"weights", entry.format},     {"config", preset},
                          {"parameters", entry.model->parameter_count()}, {"prompt", prompt_length},
                          {"new_tokens", tokens},    {"threads", tg::num_threads()}});
+    for (size_t index = 0; index < load_ms.size(); ++index) results[index]["load_ms"] = load_ms[index];
     const auto wanted = [&](const char* mode) { return std::ranges::find(modes, mode) != modes.end(); };
     const auto record = [&](const char* mode, const std::vector<nlohmann::json>& figures) {
       for (size_t index = 0; index < models.size(); ++index) results[index][mode] = figures[index];
@@ -216,7 +243,12 @@ int main(int argc, char** argv) {
       record("cached_modules", generation_figures(models, prompt, tokens, true, cached_runs));
       for (const FormatModel& entry : models) entry.model->set_fused_decode(true);
     }
-    for (const nlohmann::json& result : results) std::cout << result.dump() << std::endl;
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    for (nlohmann::json& result : results) {
+      result["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024;  // the process's, all formats together
+      std::cout << result.dump() << std::endl;
+    }
   } catch (const std::exception& error) {
     std::cerr << "bench_gpt2_inference: " << error.what() << "\n";
     return 1;

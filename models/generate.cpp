@@ -28,9 +28,11 @@ Tensor id_row(const std::vector<int64_t>& context, size_t begin, size_t end) {
 // position. Keeps the KV caches when used; otherwise re-runs the window.
 class NextTokenLogits {
  public:
-  NextTokenLogits(GPT& model, bool use_cache, const NoteCallback& on_note)
+  // The caches hold `longest` positions, at most the context: a model whose context is 131,072
+  // tokens (Llama 3.2) keeps a cache the size of what this generation can reach, not of that.
+  NextTokenLogits(GPT& model, bool use_cache, const NoteCallback& on_note, int64_t longest)
       : model_(model), block_size_(model.config().block_size), use_cache_(use_cache), on_note_(on_note) {
-    if (use_cache_) caches_ = model_.make_caches(1, block_size_);
+    if (use_cache_) caches_ = model_.make_caches(1, std::min(block_size_, longest));
   }
 
   std::vector<float> operator()(const std::vector<int64_t>& context) {
@@ -41,7 +43,7 @@ class NextTokenLogits {
           model_.forward(id_row(context, context.size() - window, context.size()), GPT::LogitPositions::Last));
 
     const size_t unseen = context.size() - fed_;
-    if (caches_[0].length + static_cast<int64_t>(unseen) > block_size_) {
+    if (caches_[0].length + static_cast<int64_t>(unseen) > caches_[0].keys.size(2)) {
       // The cache is full: start it again from the last block_size tokens.
       for (nn::KVCache& cache : caches_) cache.length = 0;
       fed_ = context.size() - window;
@@ -86,7 +88,8 @@ std::vector<int64_t> generate(GPT& model, const std::vector<int64_t>& prompt, co
   NoGradGuard no_grad;
   nn::EvalModeGuard eval_mode(model);
   Generator generator(options.seed);
-  NextTokenLogits next_token_logits(model, options.use_cache, on_note);
+  NextTokenLogits next_token_logits(model, options.use_cache, on_note,
+                                    static_cast<int64_t>(prompt.size()) + std::max<int64_t>(options.max_new_tokens, 1));
   std::vector<int64_t> context = prompt;
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
     adapt_threads_to_load();  // tensor/runtime/thread_governor.h
