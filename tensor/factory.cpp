@@ -28,7 +28,7 @@ Tensor full(const Shape& shape, double value, DType dtype) {
   return out;
 }
 
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
+Tensor zeros(const Shape& shape, DType dtype) { return Tensor::zeroed(shape, dtype); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
 Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
 Tensor ones_like(const Tensor& like) { return ones(like.shape(), like.dtype()); }

@@ -1,6 +1,7 @@
 #include "tinygpt/tensor/storage.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -36,7 +37,9 @@ class BufferCache {
  public:
   static constexpr size_t kMinCachedBytes = 64 * 1024;
 
-  void* take(size_t bytes) {
+  // `fresh_mapping` is set when the buffer is a new anonymous mapping, whose bytes are zero.
+  void* take(size_t bytes, bool& fresh_mapping) {
+    fresh_mapping = false;
     if (bytes < kMinCachedBytes) {
       if (void* data = fresh(bytes)) return data;
       std::lock_guard lock(mutex_);
@@ -57,6 +60,7 @@ class BufferCache {
     void* data = fresh(bytes);
     if (data == nullptr) data = fresh_when_short(bytes);
     note_in_use(bytes);
+    fresh_mapping = bytes >= kHugePageBytes;
     return data;
   }
 
@@ -177,7 +181,19 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
         " bytes is more than INT64_MAX");
   ProfileScope scope(ProfileFamily::allocation);
   scope.add_bytes(static_cast<double>(bytes));
-  return std::shared_ptr<Storage>(new Storage(buffer_cache().take(rounded_size(bytes)), bytes));
+  bool fresh_mapping = false;
+  return std::shared_ptr<Storage>(new Storage(buffer_cache().take(rounded_size(bytes), fresh_mapping), bytes));
+}
+
+std::shared_ptr<Storage> Storage::allocate_zeroed(size_t bytes) {
+  check(bytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "allocate: ", bytes,
+        " bytes is more than INT64_MAX");
+  ProfileScope scope(ProfileFamily::allocation);
+  scope.add_bytes(static_cast<double>(bytes));
+  bool fresh_mapping = false;
+  void* data = buffer_cache().take(rounded_size(bytes), fresh_mapping);
+  if (!fresh_mapping) std::memset(data, 0, bytes);
+  return std::shared_ptr<Storage>(new Storage(data, bytes));
 }
 
 std::shared_ptr<Storage> Storage::adopt(void* data, size_t bytes, std::function<void()> release) {

@@ -18,6 +18,10 @@ class Storage {
   // buffers come from a cache of freed ones of the same size when possible.
   // Throws tg::Error naming the bytes when out of memory or past INT64_MAX.
   static std::shared_ptr<Storage> allocate(size_t bytes);
+  // The same, all bytes zero. A buffer mapped fresh from the system is zero
+  // already and is not written, so its pages cost no memory until they are: a
+  // model built to be overwritten (or quantized) does not hold a float32 copy.
+  static std::shared_ptr<Storage> allocate_zeroed(size_t bytes);
   // Frees every idle cached buffer (the cache also does this itself when an
   // allocation fails).
   static void release_cached();

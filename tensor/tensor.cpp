@@ -19,19 +19,37 @@ bool compute_contiguous(const Shape& shape, const Strides& strides) {
 
 }  // namespace
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  for (int64_t size : shape) check(size >= 0, "empty: negative size in shape ", shape);
-  const int64_t count = tg::numel(shape, "empty");
-  // Byte counts are int64 too, as in torch.
-  check(count <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dtype)), "empty: shape ", shape,
+namespace {
+
+// The bytes of a contiguous `shape` of `dtype`, checked: no negative size, and
+// within INT64_MAX as torch bounds them.
+size_t checked_bytes(const Shape& shape, DType dtype, const char* op) {
+  for (int64_t size : shape) check(size >= 0, op, ": negative size in shape ", shape);
+  const int64_t count = tg::numel(shape, op);
+  check(count <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dtype)), op, ": shape ", shape,
         " of ", dtype_name(dtype), " needs more than INT64_MAX bytes");
+  return static_cast<size_t>(count) * dtype_size(dtype);
+}
+
+}  // namespace
+
+Tensor Tensor::contiguous_in(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(static_cast<size_t>(count) * dtype_size(dtype));
+  impl->storage = std::move(storage);
   impl->dtype = dtype;
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->contiguous = true;
   return Tensor(std::move(impl));
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  return contiguous_in(Storage::allocate(checked_bytes(shape, dtype, "empty")), shape, dtype);
+}
+
+Tensor Tensor::zeroed(const Shape& shape, DType dtype) {
+  // Zero bits are zero in every dtype (0.0f, 0, false, bfloat16 0).
+  return contiguous_in(Storage::allocate_zeroed(checked_bytes(shape, dtype, "zeros")), shape, dtype);
 }
 
 Tensor Tensor::view_of(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, int64_t offset) {

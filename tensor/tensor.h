@@ -52,6 +52,9 @@ class Tensor {
 
   // A fresh contiguous tensor with uninitialised data.
   static Tensor empty(const Shape& shape, DType dtype = DType::Float32);
+  // A fresh contiguous tensor of zeros (tg::zeros): a large one's pages cost no memory until written
+  // (Storage::allocate_zeroed).
+  static Tensor zeroed(const Shape& shape, DType dtype = DType::Float32);
   // A view of `storage` (no copy). Checks that every element lies inside it.
   static Tensor view_of(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides,
                         int64_t offset);
@@ -117,6 +120,8 @@ class Tensor {
   void rebind_to(const Tensor& buffer, int64_t start);
 
  private:
+  // A contiguous tensor over all of `storage` (no copy, no check: for empty and zeroed).
+  static Tensor contiguous_in(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype);
   TensorImpl& impl() const;
   std::shared_ptr<TensorImpl> impl_;
 };

@@ -2,7 +2,11 @@
 // never holds more than an eighth above the most that was ever in use at once.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -70,4 +74,42 @@ TEST_CASE("Storage cache: a step's buffers come back from the cache in the next 
   std::sort(second.begin(), second.end());
   CHECK(second == first);  // every buffer reused, none mapped afresh
   CHECK(Storage::cache_figures().high_water == high_water);
+}
+
+namespace {
+
+// Resident memory of this process, from /proc/self/statm (pages).
+size_t resident_bytes() {
+  std::FILE* file = std::fopen("/proc/self/statm", "r");
+  REQUIRE(file != nullptr);
+  unsigned long size = 0, resident = 0;
+  REQUIRE(std::fscanf(file, "%lu %lu", &size, &resident) == 2);
+  std::fclose(file);
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+bool all_zero(const Storage& storage) {
+  const auto* bytes = static_cast<const unsigned char*>(storage.data());
+  return std::all_of(bytes, bytes + storage.bytes(), [](unsigned char byte) { return byte == 0; });
+}
+
+}  // namespace
+
+TEST_CASE("Storage::allocate_zeroed: zeros whether the buffer is reused or fresh, and a fresh one costs no memory") {
+  for (const size_t bytes : {size_t{1000}, size_t{200} * 1024, 6 * kMegabyte}) {
+    CAPTURE(bytes);
+    {
+      const auto dirty = Storage::allocate(bytes);
+      std::memset(dirty->data(), 0xAB, bytes);
+    }  // back to the cache: the next buffer of this size is this one, dirty
+    const auto reused = Storage::allocate_zeroed(bytes);
+    CHECK(all_zero(*reused));
+  }
+  Storage::release_cached();
+  const size_t before = resident_bytes();
+  const auto large = Storage::allocate_zeroed(512 * kMegabyte);  // fresh: nothing of this size is cached
+  CHECK(resident_bytes() < before + 64 * kMegabyte);               // its pages are not touched
+  const auto* bytes = static_cast<const unsigned char*>(large->data());
+  CHECK(bytes[0] == 0);
+  CHECK(bytes[512 * kMegabyte - 1] == 0);
 }
