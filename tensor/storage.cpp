@@ -172,26 +172,26 @@ size_t rounded_size(size_t bytes) {
   return rounded == 0 ? Storage::kAlignment : rounded;
 }
 
+// Bounded as torch bounds byte counts, so that rounding up to the alignment or to
+// a huge page cannot wrap around to a small buffer. `fresh_mapping`: see BufferCache::take.
+void* take_buffer(size_t bytes, bool& fresh_mapping) {
+  check(bytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "allocate: ", bytes,
+        " bytes is more than INT64_MAX");
+  ProfileScope scope(ProfileFamily::allocation);
+  scope.add_bytes(static_cast<double>(bytes));
+  return buffer_cache().take(rounded_size(bytes), fresh_mapping);
+}
+
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
-  // Bounded as torch bounds byte counts, so that rounding up to the alignment or to
-  // a huge page cannot wrap around to a small buffer.
-  check(bytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "allocate: ", bytes,
-        " bytes is more than INT64_MAX");
-  ProfileScope scope(ProfileFamily::allocation);
-  scope.add_bytes(static_cast<double>(bytes));
   bool fresh_mapping = false;
-  return std::shared_ptr<Storage>(new Storage(buffer_cache().take(rounded_size(bytes), fresh_mapping), bytes));
+  return std::shared_ptr<Storage>(new Storage(take_buffer(bytes, fresh_mapping), bytes));
 }
 
 std::shared_ptr<Storage> Storage::allocate_zeroed(size_t bytes) {
-  check(bytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "allocate: ", bytes,
-        " bytes is more than INT64_MAX");
-  ProfileScope scope(ProfileFamily::allocation);
-  scope.add_bytes(static_cast<double>(bytes));
   bool fresh_mapping = false;
-  void* data = buffer_cache().take(rounded_size(bytes), fresh_mapping);
+  void* data = take_buffer(bytes, fresh_mapping);
   if (!fresh_mapping) std::memset(data, 0, bytes);
   return std::shared_ptr<Storage>(new Storage(data, bytes));
 }
