@@ -12,6 +12,7 @@ void add_bpe_train_command(CLI::App& app);
 void add_prepare_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
+void add_chat_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_plot_command(CLI::App& app);

@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   tg::cli::add_prepare_command(app);
   tg::cli::add_train_command(app);
   tg::cli::add_sample_command(app);
+  tg::cli::add_chat_command(app);
   tg::cli::add_eval_command(app);
   tg::cli::add_explain_command(app);
   tg::cli::add_plot_command(app);

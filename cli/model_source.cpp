@@ -22,12 +22,18 @@ std::string vocab_dir_or_default(const ModelSourceArguments& arguments, const ch
   return arguments.vocab.empty() ? default_gpt2_vocab_dir(command) : arguments.vocab;
 }
 
-tokenizer::TextTokenizer load_gpt2_tokenizer(const std::string& directory, const char* command) {
+// tokenizer.json, or GPT-2's encoder.json and vocab.bpe (vocab.json and merges.txt).
+tokenizer::TextTokenizer load_tokenizer(const std::string& directory, const char* command) {
   try {
-    return tokenizer::TextTokenizer(tokenizer::Gpt2Tokenizer::load(directory));
+    return tokenizer::load_tokenizer_directory(directory);
   } catch (const tokenizer::TokenizerError& error) {
     fail(command, ": --vocab ", directory, ": ", error.what());
   }
+}
+
+bool has_own_tokenizer(const std::string& directory) {
+  return std::filesystem::is_regular_file(std::filesystem::path(directory) / "tokenizer.json") ||
+         tokenizer::has_gpt2_vocabulary(directory);
 }
 
 LoadedModel from_checkpoint(const ModelSourceArguments& arguments, const char* command) {
@@ -68,10 +74,12 @@ LoadedModel from_weights(const ModelSourceArguments& arguments, const char* comm
     return loaded;
   }
   // A Hugging Face model directory brings its tokenizer (tokenizer.json, or GPT-2's vocab.json and merges.txt).
-  const bool own_vocabulary = arguments.vocab.empty() && tokenizer::has_gpt2_vocabulary(arguments.weights);
+  const bool own_vocabulary = arguments.vocab.empty() && has_own_tokenizer(arguments.weights);
+  check(own_vocabulary || !arguments.vocab.empty() || loaded.hf_info.architecture == "GPT2LMHeadModel", command, ": ",
+        arguments.weights, " has no tokenizer.json; give the tokenizer's directory with --vocab DIR");
   const std::string vocab = own_vocabulary ? arguments.weights : vocab_dir_or_default(arguments, command);
-  loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
-  loaded.description = arguments.weights + " (" + layout + "; BPE from " + vocab + ")";
+  loaded.tokenizer.emplace(load_tokenizer(vocab, command));
+  loaded.description = arguments.weights + " (" + layout + "; tokenizer from " + vocab + ")";
   return loaded;
 }
 
@@ -81,7 +89,7 @@ LoadedModel from_preset(const ModelSourceArguments& arguments, const char* comma
     check(arguments.data.empty(), command, ": --data is for character-level presets; ", arguments.config,
           " uses the GPT-2 BPE");
     const std::string vocab = vocab_dir_or_default(arguments, command);
-    loaded.tokenizer.emplace(load_gpt2_tokenizer(vocab, command));
+    loaded.tokenizer.emplace(load_tokenizer(vocab, command));
     loaded.description = "a fresh " + arguments.config + " (seed " + std::to_string(arguments.seed) + "; BPE from " +
                          vocab + ")";
   } else {
@@ -146,9 +154,10 @@ LoadedModel load_model(const ModelSourceArguments& given, const char* command) {
                                                      : from_preset(arguments, command);
   const int64_t model_vocab = loaded.model->config().vocab_size;
   // A model's table may be padded past its tokenizer's vocabulary to a multiple of 64 (nanoGPT's 50,304
-  // for GPT-2's 50,257); a gap larger than that is another model's vocabulary, which would sample
-  // ids it has no text for.
-  check(loaded.tokenizer->vocab_size() <= model_vocab && model_vocab - loaded.tokenizer->vocab_size() < 64, command,
+  // for GPT-2's 50,257; a published model's tokenizer.json may leave more rows unused, 267 in Qwen3's);
+  // a gap larger than that is another model's vocabulary, which would sample ids it has no text for.
+  const int64_t unused_rows_allowed = loaded.tokenizer->as_hf() ? 1024 : 64;
+  check(loaded.tokenizer->vocab_size() <= model_vocab && model_vocab - loaded.tokenizer->vocab_size() < unused_rows_allowed, command,
         ": the tokenizer has ", loaded.tokenizer->vocab_size(), " tokens and the model ", model_vocab,
         " (the vocabulary files do not belong to this model)");
   if (loaded.stop_ids.empty())

@@ -3,6 +3,7 @@
 //   tinygpt sample --ckpt out/shakespeare --prompt "ROMEO:" --tokens 300 --temperature 0.8 --top-k 40
 //   tinygpt sample --weights gpt2/ --prompt "The meaning of life is" --tokens 50 --top-p 0.9
 //   tinygpt sample -m out/shakespeare -p "ROMEO:" -n 100 -s 7 --temperature 0   (llama.cpp's short flags; 0 = greedy)
+//   tinygpt sample --weights SmolLM2-135M-Instruct/ --chat -p "What is a GPT?"   (one chat turn: the reply only)
 //
 // Without --seed every call draws a new seed and prints it on stderr, so a sample
 // can be made again.
@@ -13,14 +14,15 @@
 
 #include <iostream>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/chat_format.h"
 #include "cli/model_source.h"
+#include "cli/sampling_flags.h"
 #include "cli/usage_errors.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/models/generate.h"
@@ -45,6 +47,8 @@ struct SampleArguments {
   int64_t samples = 1;
   int threads = 0;
   bool no_cache = false;
+  bool chat = false;
+  std::string system;
   GenerationOptions generation;
 };
 
@@ -62,7 +66,7 @@ std::string prompt_text(const CLI::App& command, const SampleArguments& argument
 std::vector<int64_t> encode_prompt(const tokenizer::TextTokenizer& tokenizer, const std::string& prompt) {
   check(!prompt.empty(), "sample: the prompt is empty; give at least one character");
   try {
-    return tokenizer.encode(prompt);
+    return tokenizer.encode(prompt, /*add_special_tokens=*/true);  // as a Hugging Face tokenizer(prompt): Llama's BOS first
   } catch (const tokenizer::TokenizerError& error) {
     fail("sample: the prompt: ", error.what());
   }
@@ -95,16 +99,25 @@ void run_sample(const CLI::App& command, SampleArguments arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
   check_usage(!command.count("--stop") || !arguments.stop.empty(), "--stop needs a text to stop at; \"\" matches "
               "nowhere");
-  // --temperature 0 is greedy, as in llama.cpp and the OpenAI API.
-  if (arguments.generation.sampling.temperature == 0) {
-    arguments.generation.sampling.greedy = true;
-    arguments.generation.sampling.temperature = 1;
-  }
-  arguments.generation.sampling.validate();  // before anything is printed
-  const std::string text = prompt_text(command, arguments);
+  settle_sampling_options(command, arguments.generation.sampling, arguments.generation.seed);  // before anything is printed
+  check_usage(arguments.chat || !command.count("--system"), "--system is for --chat");
+  std::string text = prompt_text(command, arguments);
   const LoadedModel loaded = load_model(arguments.source, "sample");
   const GPTConfig& config = loaded.model->config();
-  const std::vector<int64_t> prompt = encode_prompt(*loaded.tokenizer, text);
+  std::vector<int64_t> prompt;
+  arguments.generation.stop_ids = loaded.stop_ids;  // a GPT-2 document ends at <|endoftext|>, a model's text at its eos
+  if (arguments.chat) {  // the prompt is one user message, rendered with the model's chat template
+    check(!text.empty(), "sample: the message is empty; give at least one character");
+    const ChatFormat format = chat_format_for(*loaded.tokenizer, loaded.stop_ids);
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    if (!arguments.system.empty()) messages.push_back({{"role", "system"}, {"content", arguments.system}});
+    messages.push_back({{"role", "user"}, {"content", text}});
+    prompt = render_conversation(format, *loaded.tokenizer, messages, "sample").ids;
+    arguments.generation.stop_ids = format.stop_ids;
+    text.clear();  // only the reply is printed
+  } else {
+    prompt = encode_prompt(*loaded.tokenizer, text);
+  }
   std::cerr << "sample: " << loaded.description << ": " << config.n_layer << " layers, " << config.n_embd
             << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << "; prompt "
             << prompt.size() << " tokens; " << (arguments.no_cache ? "no KV cache" : "KV cache");
@@ -124,7 +137,6 @@ void run_sample(const CLI::App& command, SampleArguments arguments) {
   arguments.generation.max_new_tokens = arguments.tokens;
   arguments.generation.sampling.vocabulary_size = loaded.tokenizer->vocab_size();
   arguments.generation.use_cache = !arguments.no_cache;
-  arguments.generation.stop_ids = loaded.stop_ids;  // a GPT-2 document ends at <|endoftext|>, a chat model's turn at its eos
   for (int64_t sample = 0; sample < arguments.samples; ++sample) {
     if (sample > 0) std::cout << "\n---------------\n";  // nanoGPT's separator between samples
     GenerationOptions options = arguments.generation;
@@ -148,30 +160,16 @@ void add_sample_command(CLI::App& app) {
       ->capture_default_str()
       ->check(integer_in(1, kMaxTokens));
   command->add_option("--stop", arguments->stop, "End a sample when its text contains this");
+  command->add_flag("--chat", arguments->chat,
+                    "The prompt is a user's message: render it with the model's chat template, print the reply");
+  command->add_option("--system", arguments->system, "With --chat: a system message before it");
   command->add_option("--num-samples", arguments->samples, "Samples to write, the seed + 1 for each next one")
       ->capture_default_str()
       ->check(integer_in(1, 1000));
-  command->add_option("--temperature", sampling.temperature, "Divide the logits by this (0: greedy)")
-      ->capture_default_str()
-      ->check(non_negative_number());
-  command->add_option("--top-k", sampling.top_k, "Sample among the K most likely tokens only (0 = all)")
-      ->capture_default_str()
-      ->check(non_negative_integer());
-  command->add_option("--top-p", sampling.top_p, "Sample from the smallest set of tokens with this much probability")
-      ->capture_default_str()
-      ->check(fraction_up_to_one());
-  command->add_option("--repetition-penalty", sampling.repetition_penalty,
-                      "Make tokens already in the text less likely (> 1) or more likely (< 1)")
-      ->capture_default_str()
-      ->check(positive_number());
-  command->add_option("-s,--seed", arguments->generation.seed, "Seed of the sampling (default: drawn at random)");
-  command->add_flag("--greedy", sampling.greedy, "Always take the most likely token");
+  add_sampling_options(*command, sampling, arguments->generation.seed);
   command->add_flag("--no-cache", arguments->no_cache, "Re-run the whole window for every token (no KV cache)");
   command->add_option("-t,--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
-  command->callback([command, arguments] {
-    if (!command->count("--seed")) arguments->generation.seed = std::random_device{}();
-    run_sample(*command, *arguments);
-  });
+  command->callback([command, arguments] { run_sample(*command, *arguments); });
 }
 
 }  // namespace tg::cli

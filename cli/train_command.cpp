@@ -44,7 +44,7 @@
 #include "tinygpt/inspect/profile_table.h"
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
-#include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/models/hf_directory.h"
 #include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tokenizer/errors.h"
@@ -307,10 +307,11 @@ void print_profile(std::ostream& out, const ProfileRecord& profile) {
   inspect::print_profile_table(out, profile, inspect::measure_sgemm(profile.largest_gemm));
 }
 
-// The model --init-from names: a Hugging Face GPT-2 directory or a tinygpt checkpoint (file or run directory).
+// The model --init-from names: a Hugging Face model directory (GPT-2, the Llama family) or a tinygpt checkpoint
+// (file or run directory).
 LoadedModel initial_model(const TrainArguments& arguments) {
   ModelSourceArguments source;
-  if (is_hf_gpt2_directory(arguments.init_from)) {
+  if (is_hf_model_directory(arguments.init_from)) {
     source.weights = arguments.init_from;
   } else {
     source.checkpoint = arguments.init_from;
@@ -635,7 +636,7 @@ void add_train_command(CLI::App& app) {
                       "(default: char, or the tokenizer of the model --resume/--init-from continues)");
   command->add_option("--vocab", arguments->vocab, "GPT-2's BPE files for --tokenizer gpt2 (default: ../shared/data/gpt2)");
   command->add_option("--init-from", arguments->init_from,
-                      "Start from these weights (fine-tuning): a Hugging Face GPT-2 DIR or a tinygpt checkpoint");
+                      "Start from these weights (fine-tuning): a Hugging Face model DIR (GPT-2, Llama, Mistral, Qwen) or a tinygpt checkpoint");
   command->add_option("--config", arguments->preset, "Model preset: cpu-small, baby, gpt2, ...")->capture_default_str();
   command->add_option("--out", arguments->out, "Directory for model.safetensors, best.safetensors, metrics.jsonl")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "tinygpt/training/checkpoint.h"
+#include "tinygpt/models/hf_directory.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"
@@ -30,10 +31,10 @@ tokenizer::TextTokenizer own_vocabulary(const std::string& directory) {
   try {
     if (const auto characters = read_char_vocabulary(directory))
       return tokenizer::TextTokenizer(tokenizer::CharTokenizer::deserialize(*characters));
-    check(tokenizer::has_gpt2_vocabulary(directory), "load_model: ", directory,
-          " holds GPT-2 weights but no vocabulary (vocab.json and merges.txt, or char_vocabulary.txt); load the "
-          "weights with load_hf_gpt2 and the BPE with Gpt2Tokenizer::load");
-    return tokenizer::TextTokenizer(tokenizer::Gpt2Tokenizer::load(directory));
+    check(tokenizer::has_gpt2_vocabulary(directory) || std::filesystem::exists(std::filesystem::path(directory) / "tokenizer.json"),
+          "load_model: ", directory, " holds weights but no tokenizer (tokenizer.json, vocab.json and merges.txt, or "
+          "char_vocabulary.txt); load the weights with load_hf_model and the tokenizer with load_tokenizer_directory");
+    return tokenizer::load_tokenizer_directory(directory);
   } catch (const tokenizer::TokenizerError& error) {
     fail("load_model: the vocabulary in ", directory, ": ", error.what());
   }
@@ -44,13 +45,14 @@ tokenizer::TextTokenizer own_vocabulary(const std::string& directory) {
 LoadedModel load_model(const std::string& path) {
   namespace fs = std::filesystem;
   check(fs::exists(path), "load_model: '", path, "' does not exist");
-  if (fs::is_directory(path) && is_hf_gpt2_directory(path)) {
+  if (fs::is_directory(path) && is_hf_model_directory(path)) {
     tokenizer::TextTokenizer tokenizer = own_vocabulary(path);
-    std::unique_ptr<GPT> model = load_hf_gpt2(path);
+    LoadedHfModel loaded = load_hf_model(path);
+    std::unique_ptr<GPT> model = std::move(loaded.model);
     model->eval();
     check(tokenizer.vocab_size() <= model->config().vocab_size, "load_model: ", path, ": the vocabulary has ",
           tokenizer.vocab_size(), " tokens, more than the model's ", model->config().vocab_size);
-    return {std::move(model), std::move(tokenizer), path + " (Hugging Face GPT-2 layout)"};
+    return {std::move(model), std::move(tokenizer), path + " (Hugging Face " + loaded.info.architecture + " layout)"};
   }
   return from_checkpoint(path);
 }

@@ -7,9 +7,10 @@
 // What the path may be:
 //   a tinygpt checkpoint file, or a run's directory (its best.safetensors, else
 //     model.safetensors: training/checkpoint.h), which carries its own tokenizer;
-//   a GPT-2 in the Hugging Face layout (models/hf_gpt2.h) that carries its
-//     vocabulary: vocab.json and merges.txt as published, or the
-//     char_vocabulary.txt of a char-level model tinygpt exported.
+//   a model in the Hugging Face layout (models/hf_directory.h: GPT-2 or the Llama
+//     family) that carries its tokenizer: tokenizer.json, vocab.json and
+//     merges.txt as published, or the char_vocabulary.txt of a char-level model
+//     tinygpt exported.
 // The model is in eval mode, in the checkpoint's weight format.
 #pragma once
 #include <memory>

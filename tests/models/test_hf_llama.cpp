@@ -106,8 +106,8 @@ TEST_CASE("hf_llama: config.json maps onto the block's options") {
   CHECK(config.rope_scaling.kind == nn::RopeScaling::Kind::Llama3);
   CHECK(config.rope_base == 500000.0);
   CHECK_FALSE(config.tie_embeddings);
-  CHECK(llama.info.bos_token_id == 1);
-  CHECK(llama.info.eos_token_ids == std::vector<int64_t>{2, 3});
+  CHECK(llama.info.bos_token_id == 300);
+  CHECK(llama.info.eos_token_ids == std::vector<int64_t>{301, 304});
 
   const LoadedHfModel mistral = load_hf_model((kFixtures / "mistral").string());
   CHECK(mistral.model->config().block_size == 32);  // max_position_embeddings 64, sliding_window 32

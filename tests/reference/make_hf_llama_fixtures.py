@@ -11,6 +11,13 @@ semantics of transformers' LlamaForCausalLM and its relatives):
     qwen3    Qwen3ForCausalLM   BF16, two shards + index, QK-norm, head_dim != C/NH,
                                 an F32 norm among BF16 matrices
 
+Each directory also holds a small tokenizer.json of the family's kind, with
+the real files' normalizers, pre-tokenizers and decoders and a vocabulary of
+about 300 tokens learned here (byte-level BPE for Llama 3 and Qwen, the
+SentencePiece-style BPE with byte fallback for Mistral), and a
+tokenizer_config.json with a chat template written for the fixture in the
+family's format.
+
 Each directory holds config.json, the weights, and expected.json:
 
     ids        a (1, T) sequence; targets = ids shifted by one
@@ -18,14 +25,22 @@ Each directory holds config.json, the weights, and expected.json:
                (BF16/F16 widened exactly to float32, as tinygpt loads them)
     prompt, greedy   a prompt and its 8-token greedy continuation (argmax,
                full recomputation each step)
+    text_prompt, text_ids, text_greedy, text_output
+               a text prompt, its ids from Hugging Face's Rust tokenizers
+               (with special tokens, as tokenizer(text) gives them), the greedy
+               continuation's ids, and the whole text decoded (skipping special
+               tokens): what `tinygpt sample --greedy` prints
 
 No weights of a real model: random ones in the real names, shapes and dtypes.
-Run with Debian's python3 (torch + numpy), from the project root:
+Run with Debian's python3 (torch + numpy), from the project root, after
+`bash scripts/setup.sh --test` (which puts the Rust tokenizers' Node binding in
+build/npm):
 
     /usr/bin/python3 tests/reference/make_hf_llama_fixtures.py tests/fixtures/hf_llama
 """
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -34,32 +49,40 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_modern_gpt_fixtures as modern  # noqa: E402
+import hf_fixture_tokenizers  # noqa: E402
 import safetensors_io  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NODE_PATH = os.environ.get("NODE_PATH", os.path.join(ROOT, "build", "npm", "node_modules"))
+CORPUS = open(os.path.join(ROOT, "..", "shared", "data", "tinyshakespeare.txt"), encoding="utf-8").read()[:20000]
+TEXT_PROMPT = "ROMEO: What light through yonder window"
 
 VOCAB, CHANNELS, LAYERS, CONTEXT, TIME = 320, 32, 2, 64, 24
 
 FAMILIES = {
-    "llama": dict(architecture="LlamaForCausalLM", model_type="llama", dtype="BF16", shards=2, seed=3001,
+    "llama": dict(architecture="LlamaForCausalLM", model_type="llama", dtype="BF16", shards=2, seed=3001, tokenizer="llama3",
                   n_head=4, n_kv_head=2, head_dim=8, mlp_hidden=64, qk_norm=False, bias="none",
                   tie_embeddings=False, rope_base=500000.0, rope_scaling="llama3:8,1,4,32", norm_eps=1e-5,
                   extra={"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                           "high_freq_factor": 4.0, "original_max_position_embeddings": 32},
-                         "bos_token_id": 1, "eos_token_id": [2, 3], "attention_bias": False, "mlp_bias": False,
+                         "bos_token_id": 300, "eos_token_id": [301, 304], "attention_bias": False, "mlp_bias": False,
                          "pretraining_tp": 1}),
     "mistral": dict(architecture="MistralForCausalLM", model_type="mistral", dtype="F16", shards=1, seed=3002,
+                    tokenizer="sentencepiece",
                     n_head=4, n_kv_head=1, head_dim=8, mlp_hidden=80, qk_norm=False, bias="none",
                     tie_embeddings=False, rope_base=10000.0, rope_scaling="none", norm_eps=1e-5,
                     extra={"sliding_window": 32, "bos_token_id": 1, "eos_token_id": 2}),
-    "qwen2": dict(architecture="Qwen2ForCausalLM", model_type="qwen2", dtype="BF16", shards=1, seed=3003,
+    "qwen2": dict(architecture="Qwen2ForCausalLM", model_type="qwen2", dtype="BF16", shards=1, seed=3003, tokenizer="qwen",
                   n_head=4, n_kv_head=2, head_dim=8, mlp_hidden=64, qk_norm=False, bias="qkv",
                   tie_embeddings=True, rope_base=1000000.0, rope_scaling="none", norm_eps=1e-6,
                   extra={"use_sliding_window": False, "sliding_window": 32, "max_window_layers": 2,
-                         "bos_token_id": 5, "eos_token_id": 6}),
-    "qwen3": dict(architecture="Qwen3ForCausalLM", model_type="qwen3", dtype="BF16", shards=2, seed=3004,
+                         "bos_token_id": 300, "eos_token_id": 302}),
+    "qwen3": dict(architecture="Qwen3ForCausalLM", model_type="qwen3", dtype="BF16", shards=2, seed=3004, tokenizer="qwen",
                   n_head=4, n_kv_head=2, head_dim=16, mlp_hidden=48, qk_norm=True, bias="none",
                   tie_embeddings=False, rope_base=1000000.0, rope_scaling="none", norm_eps=1e-6,
-                  extra={"attention_bias": False, "use_sliding_window": False, "bos_token_id": 5,
-                         "eos_token_id": 6}),
+                  extra={"attention_bias": False, "use_sliding_window": False, "bos_token_id": 300,
+                         "eos_token_id": 302}),
 }
 
 TORCH_DTYPE = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}
@@ -128,11 +151,36 @@ def greedy(params, c, prompt, steps):
     return ids[len(prompt):], smallest_gap
 
 
+def rust_tokenizers(tokenizer_json, action, argument):
+    """Hugging Face's Rust tokenizers through their Node binding (hf_tokenize.cjs)."""
+    result = subprocess.run(["node", os.path.join(HERE, "hf_tokenize.cjs"), tokenizer_json, action, argument],
+                            env=dict(os.environ, NODE_PATH=NODE_PATH), capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def write_tokenizer(c, directory):
+    if c["tokenizer"] == "sentencepiece":
+        tokenizer, config = hf_fixture_tokenizers.sentencepiece(CORPUS)
+    else:
+        tokenizer, config = hf_fixture_tokenizers.byte_level(c["tokenizer"], CORPUS)
+    with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tokenizer, f, ensure_ascii=False, indent=1)
+    with open(os.path.join(directory, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, ensure_ascii=False, indent=1)
+    return os.path.join(directory, "tokenizer.json")
+
+
 def make_family(name, directory):
     c = dict(FAMILIES[name], norm_weight=True, mlp="swiglu")
     modern.VOCAB, modern.CHANNELS, modern.LAYERS = VOCAB, CHANNELS, LAYERS
     generator = torch.Generator().manual_seed(c["seed"])
     params = modern.random_parameters(c, generator)
+    if c["tokenizer"] == "sentencepiece":
+        # Random weights pick byte-fallback tokens (256 of the 320 rows) most of the time, and bytes that are
+        # not UTF-8 print as Hugging Face's U+FFFD but as themselves on a terminal: shrink those rows of the
+        # head so the greedy text is made of words.
+        with torch.no_grad():
+            params["lm_head.weight"][3:259] *= 0.05
     stored_dtype = TORCH_DTYPE[c["dtype"]]
     hf = hf_tensors({k: v.detach() for k, v in params.items()}, c)
     # Qwen3's fixture keeps its final norm in F32 among BF16 matrices: files may mix dtypes.
@@ -187,7 +235,18 @@ def make_family(name, directory):
             json.dump({"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}, f, indent=2)
     with open(os.path.join(directory, "config.json"), "w") as f:
         json.dump(config_json(c), f, indent=2)
+    tokenizer_json = write_tokenizer(c, directory)
+    text_ids = rust_tokenizers(tokenizer_json, "encode", TEXT_PROMPT)
+    text_greedy, text_gap = greedy(back, c, text_ids, 8)
+    assert text_gap > 1e-4, f"{name}: greedy decoding of the text prompt has a near tie ({text_gap})"
+    # Generation stops at config.json's eos ids: the text is what comes before the first.
+    eos = c["extra"]["eos_token_id"]
+    eos = eos if isinstance(eos, list) else [eos]
+    printed = text_greedy[:next((i for i, t in enumerate(text_greedy) if t in eos), len(text_greedy))]
+    text_output = rust_tokenizers(tokenizer_json, "decode", json.dumps(text_ids + printed))
     expected = {"ids": ids[0].tolist(), "loss": loss.item(), "prompt": prompt, "greedy": continuation,
+                "text_prompt": TEXT_PROMPT, "text_ids": text_ids, "text_greedy": text_greedy,
+                "text_output": text_output,
                 "producer": "tests/reference/make_hf_llama_fixtures.py", "torch": torch.__version__}
     with open(os.path.join(directory, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
