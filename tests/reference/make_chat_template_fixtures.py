@@ -363,6 +363,22 @@ SNIPPETS = [
     ("qwen_think_split", "{% set c = m.split('</think>')[-1].lstrip('\\n') %}{% set r = m.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') %}[{{ r }}][{{ c }}]", {"m": "<think>\nreason\n</think>\n\nanswer"}),
     ("dict_methods", "{{ d.get('a') }} {{ d.get('z') }} {{ d.get('z', 0) }} {{ d.keys()|list }} {{ d.values()|list }} {{ d.items()|list }}", {"d": {"a": 1, "b": "two"}}),
     ("dict_key_named_like_method", "{{ d['items'] }} {{ d.content }}", {"d": {"items": "key wins for []", "content": "c"}}),
+    # constructs seen in real templates
+    ("dotted_integer_path", "{{ x.0 }} {{ x.1.0 }} {{ 1.5 }}", {"x": [5, [6]]}),
+    ("content_parts", "{% for item in m.content %}{% if item.type == 'text' %}{{ item.text }}{% elif item.type == 'image' %}<image>{% endif %}{% endfor %}|{{ 'str' if m.content is string else 'parts' }}", {"m": {"content": [{"type": "text", "text": "look"}, {"type": "image"}]}}),
+    ("list_built_in_loop_is_scoped", "{% set parts = [] %}{% for m in ms %}{% set parts = parts + [m] %}{{ parts }}{% endfor %}{{ parts }}", {"ms": [1, 2]}),
+    ("selectattr_in_and_none", "{{ ms|selectattr('role', 'in', ['user', 'tool'])|map(attribute='content')|join }} {{ [none, 1]|select('none')|list }} {{ ms|selectattr('name', 'undefined')|list|length }}", {"ms": [{"role": "user", "content": "u"}, {"role": "tool", "content": "t"}, {"role": "assistant", "content": "a", "name": "x"}]}),
+    ("first_selected_message", "{{ (ms|selectattr('role', 'equalto', 'system')|list)[0].content }} {{ (ms|last).role }} {{ ms[-1].content if ms else '' }}", {"ms": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]}),
+    ("concatenating_everything", "{{ 'abc' ~ none ~ true ~ 1.0 ~ [1] ~ {'k': 'v'} }}", {}),
+    ("repeat_zero_and_negative", "[{{ 'Hi' * 0 }}][{{ 'Hi' * -1 }}][{{ 2 * 'ab' }}][{{ [1, 2] * 0 }}]", {}),
+    ("float_printing", "{{ 1.0 }} {{ 100.0 }} {{ 1e16 }} {{ 1e15 }} {{ 123456789.123 }} {{ -0.0 }} {{ 0.0001 }} {{ 0.00001 }} {{ 1/3 }} {{ 2 ** 0.5 }} {{ 1e400 }} {{ -1e400 }}", {}),
+    ("tojson_messages_escapes", "{{ ms|tojson }}", {"ms": [{"role": "user", "content": "é\"\\\n\t</s>\u0001", "n": -0.0, "f": 1e-7}]}),
+    ("loop_in_loop_and_filter_else", "{% for a in [1] %}{% for b in [2] %}{{ loop.index }}{{ a }}{{ b }}{% endfor %}{{ loop.index }}{% endfor %}|{% for x in xs if x.ok %}{{ x.n }}{% else %}none{% endfor %}", {"xs": [{"ok": False, "n": 1}]}),
+    ("macro_whitespace_and_missing_args", "{% macro greet(name, tail) -%}\nHi {{ name }}{{ tail }}\n{%- endmacro %}\n{{ greet('a') }}|{{ greet(tail='!', name='b') }}", {}),
+    ("whitespace_mixed_document", "a\n{% if true %}\nb\n{% endif %}\n\nc\n  {%- if true %}\n  x\n  {%- endif %}\n\t{% if true %}\ttab{% endif %}\nx {% if true %}y{% endif %} z\n", {}),
+    ("whitespace_minus_and_plus", "text {{ 'a' -}}\n   \n {{- 'b' }} {%- if true %} c {% endif -%}   d\na{%- if true +%} b {%+ endif -%}c", {}),
+    ("whitespace_loop_with_trim", "{% for m in [1,2] -%}\n  [{{ m }}]\n{% endfor -%}\nend\n{%- for m in ms -%}\n{%- if loop.first and m.role != 'system' -%}<sys>\n{% endif -%}\n{{ m.role }}: {{ m.content }}\n{% endfor -%}", {"ms": [{"role": "user", "content": "hey"}, {"role": "assistant", "content": "ho"}]}),
+    ("string_escape_edge_cases", "{{ '\\x41\\101\\0|' }}{{ 'a\\\nb' }}|{{ 'é\\é' }}", {}),
     # errors jinja2 raises, which we must raise too
     ("error_raise_exception", "{% if x %}{{ raise_exception('Conversation roles must alternate!') }}{% endif %}", {"x": True}),
     ("error_undefined_method", "{{ 'abc'.nosuch() }}", {}),
@@ -378,6 +394,10 @@ SNIPPETS = [
     ("error_mutating_method", "{% set xs = [1] %}{{ xs.append(2) }}", {}),
     ("error_syntax_unclosed_block", "{% if true %}never closed", {}),
     ("error_syntax_bad_expression", "{{ 1 + }}", {}),
+    ("error_iterate_integer", "{% for x in 5 %}{% endfor %}", {}),
+    ("error_length_of_none", "{{ none|length }}", {}),
+    ("error_compare_str_int", "{{ 'a' < 1 }}", {}),
+    ("error_unpack_mismatch", "{% for a, b in [[1, 2, 3]] %}{% endfor %}", {}),
 ]
 
 

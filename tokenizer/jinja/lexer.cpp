@@ -195,8 +195,14 @@ class Lexer {
   }
 
   // 42, 3.14, 1e5, 2.5e-3 (jinja2 has no "1." and no hexadecimal here).
+  // After a dot only an integer is read, so `x.1.0` is x[1][0].
   void lex_number() {
+    const bool after_dot = position_ > 0 && source_[position_ - 1] == '.';
     std::string text = digits();
+    if (after_dot) {
+      tokens_.push_back({Token::Kind::Integer, text, line_});
+      return;
+    }
     bool is_float = false;
     if (position_ + 1 < source_.size() && source_[position_] == '.' &&
         std::isdigit(static_cast<unsigned char>(source_[position_ + 1]))) {
