@@ -180,6 +180,101 @@ MISTRAL_V03 = r"""{%- if messages[0]["role"] == "system" %}
 {%- endfor %}
 """
 
+LLAMA31 = r"""{{- bos_token }}
+{%- if custom_tools is defined %}
+    {%- set tools = custom_tools %}
+{%- endif %}
+{%- if not tools_in_user_message is defined %}
+    {%- set tools_in_user_message = true %}
+{%- endif %}
+{%- if not date_string is defined %}
+    {%- if strftime_now is defined %}
+        {%- set date_string = strftime_now("%d %b %Y") %}
+    {%- else %}
+        {%- set date_string = "26 Jul 2024" %}
+    {%- endif %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+
+{#- This block extracts the system message, so we can slot it into the right place. #}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content']|trim %}
+    {%- set messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = "" %}
+{%- endif %}
+
+{#- System message #}
+{{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
+{%- if tools is not none %}
+    {{- "Environment: ipython\n" }}
+{%- endif %}
+{{- "Cutting Knowledge Date: December 2023\n" }}
+{{- "Today Date: " + date_string + "\n\n" }}
+{%- if tools is not none and not tools_in_user_message %}
+    {{- "You have access to the following functions. To call a function, please respond with JSON for a function call." }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+{%- endif %}
+{{- system_message }}
+{{- "<|eot_id|>" }}
+
+{#- Custom tools are passed in a user message with some extra guidance #}
+{%- if tools_in_user_message and not tools is none %}
+    {#- Extract the first user message so we can plug it in here #}
+    {%- if messages | length != 0 %}
+        {%- set first_user_message = messages[0]['content']|trim %}
+        {%- set messages = messages[1:] %}
+    {%- else %}
+        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
+{%- endif %}
+    {{- '<|start_header_id|>user<|end_header_id|>\n\n' -}}
+    {{- "Given the following functions, please respond with a JSON for a function call " }}
+    {{- "with its proper arguments that best answers the given prompt.\n\n" }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+    {{- first_user_message + "<|eot_id|>"}}
+{%- endif %}
+
+{%- for message in messages %}
+    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
+        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
+    {%- elif 'tool_calls' in message %}
+        {%- if not message.tool_calls|length == 1 %}
+            {{- raise_exception("This model only supports single tool-calls at once!") }}
+        {%- endif %}
+        {%- set tool_call = message.tool_calls[0].function %}
+        {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
+        {{- '{"name": "' + tool_call.name + '", ' }}
+        {{- '"parameters": ' }}
+        {{- tool_call.arguments | tojson }}
+        {{- "}" }}
+        {{- "<|eot_id|>" }}
+    {%- elif message.role == "tool" or message.role == "ipython" %}
+        {{- "<|start_header_id|>ipython<|end_header_id|>\n\n" }}
+        {%- if message.content is mapping or message.content is iterable %}
+            {{- message.content | tojson }}
+        {%- else %}
+            {{- message.content }}
+        {%- endif %}
+        {{- "<|eot_id|>" }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
+{%- endif %}
+"""
+
 ZEPHYR = """{% for message in messages %}
 {% if message['role'] == 'user' %}
 {{ '<|user|>
@@ -394,6 +489,8 @@ SNIPPETS = [
     ("error_mutating_method", "{% set xs = [1] %}{{ xs.append(2) }}", {}),
     ("error_syntax_unclosed_block", "{% if true %}never closed", {}),
     ("error_syntax_bad_expression", "{{ 1 + }}", {}),
+    ("error_element_of_empty_list", "{{ xs[0].role }}", {"xs": []}),
+    ("error_attribute_of_missing_key", "{{ d.a.b }}", {"d": {}}),
     ("error_iterate_integer", "{% for x in 5 %}{% endfor %}", {}),
     ("error_length_of_none", "{{ none|length }}", {}),
     ("error_compare_str_int", "{{ 'a' < 1 }}", {}),
@@ -443,6 +540,24 @@ def main():
     ]
     write_chat_fixture("mistral_v03", "transcribed from mistralai/Mistral-7B-Instruct-v0.3's tokenizer_config.json "
                        "from memory, not downloaded", MISTRAL_V03, chat_cases("<s>", "</s>", extra_cases=mistral_tools))
+    llama31_tools = [
+        {"name": "tools_in_user_message", "messages": [SYSTEM, {"role": "user", "content": " Weather in Paris? "}], "tools": TOOLS},
+        {"name": "tools_in_system", "messages": [USER], "tools": TOOLS,
+         "extra": {"tools_in_user_message": False, "date_string": "1 Jan 2025"}},
+        {"name": "tool_call_and_results", "tools": TOOLS, "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+            {"role": "tool", "content": {"temp": 20, "sky": "clair"}},
+            {"role": "ipython", "content": "sunny"}]},
+        {"name": "two_tool_calls_refused", "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "tool_calls": [{"function": {"name": "a", "arguments": {}}},
+                                                 {"function": {"name": "b", "arguments": {}}}]}]},
+        {"name": "tools_without_messages_refused", "messages": [], "tools": TOOLS},
+    ]
+    write_chat_fixture("llama31", "transcribed from meta-llama/Llama-3.1-8B-Instruct's tokenizer_config.json "
+                       "from memory, not downloaded", LLAMA31,
+                       chat_cases("<|begin_of_text|>", "<|eot_id|>", extra_cases=llama31_tools))
     write_chat_fixture("zephyr", "transcribed from TinyLlama/TinyLlama-1.1B-Chat-v1.0's (Zephyr-style) "
                        "tokenizer_config.json from memory, not downloaded", ZEPHYR, chat_cases("<s>", "</s>"))
     write_chat_fixture("chatml", "Hugging Face's former default_chat_template (ChatML), as in "

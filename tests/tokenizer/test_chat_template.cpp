@@ -86,6 +86,9 @@ std::string failure(const std::string& text, int* line = nullptr, const jinja::R
 }  // namespace
 
 TEST_CASE("chat template jinja: Llama 3's template renders as jinja2 renders it") { check_chat_fixture("llama3.json"); }
+TEST_CASE("chat template jinja: Llama 3.1's template (tools, tojson(indent=4), tool calls) renders as jinja2 renders it") {
+  check_chat_fixture("llama31.json");
+}
 TEST_CASE("chat template jinja: Qwen3's template, with thinking, renders as jinja2 renders it") { check_chat_fixture("qwen3.json"); }
 TEST_CASE("chat template jinja: SmolLM2's template renders as jinja2 renders it") { check_chat_fixture("smollm2.json"); }
 TEST_CASE("chat template jinja: Mistral v0.1's template renders, and raises on roles out of order") {

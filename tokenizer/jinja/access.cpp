@@ -31,17 +31,24 @@ std::vector<std::string> characters(const std::string& text) {
 
 namespace {
 
-// "'dict object' has no attribute 'x'", jinja2's words for what is missing.
-Value missing(const Value& object, const char* what, const std::string& name) {
+// jinja2's words for what is missing: "'dict object' has no attribute 'x'"
+// (the type quoted), "list object has no element 3" (not quoted).
+std::string type_label(const Value& object) { return object.is_none() ? "None" : object.type_name() + " object"; }
+
+Value missing_attribute(const Value& object, const std::string& name) {
   std::string reason = "'";
-  reason += object.is_none() ? "None" : object.type_name() + " object";
-  reason += "' has no ";
-  reason += what;
-  reason += name;
+  reason += type_label(object);
+  reason += "' has no attribute ";
+  reason += to_repr(Value::string(name));
   return Value::undefined(std::move(reason));
 }
 
-Value missing_attribute(const Value& object, const std::string& name) { return missing(object, "attribute ", "'" + name + "'"); }
+Value missing_element(const Value& object, const Value& key) {
+  std::string reason = type_label(object);
+  reason += " has no element ";
+  reason += to_repr(key);
+  return Value::undefined(std::move(reason));
+}
 
 // A Python index (negative counts from the end) into a sequence of `size`,
 // or -1 when it is out of range.
@@ -78,7 +85,7 @@ Value item(const Value& object, const Value& key, Budget& budget) {
       if (found) return *found;
       if (object.is_dict()) return attribute(object, key.as_string(), budget);
     }
-    return missing_attribute(object, to_text(key));
+    return missing_element(object, key);
   }
   if (object.is_list() && object.as_list().is_generator) throw Failure("'generator' object is not subscriptable");
   if ((object.is_list() || object.is_string()) && key.is_integral()) {
@@ -91,10 +98,10 @@ Value item(const Value& object, const Value& key, Budget& budget) {
       const int64_t index = resolve_index(key.as_integer(), chars.size());
       if (index >= 0) return Value::string(chars[static_cast<std::size_t>(index)]);
     }
-    return Value::undefined(object.type_name() + " index out of range");
+    return missing_element(object, key);
   }
   if (key.is_string()) return attribute(object, key.as_string(), budget);
-  return missing(object, "item ", to_repr(key));
+  return missing_element(object, key);
 }
 
 // Python's slice.indices() and the walk it describes.

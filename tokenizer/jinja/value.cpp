@@ -288,7 +288,7 @@ std::string to_repr(const Value& value) {
     case Value::Kind::List: {
       const List& list = value.as_list();
       if (list.is_generator)
-        throw Failure("printing a generator (what select, map, reverse and unique return) is not supported: "
+        throw Failure("printing a generator (what select, map and reverse return) is not supported: "
                       "jinja2 prints its memory address; add |list");
       std::string out = list.is_tuple ? "(" : "[";
       for (std::size_t i = 0; i < list.items.size(); ++i) out += (i ? ", " : "") + to_repr(list.items[i]);

@@ -67,7 +67,7 @@ class Value {
   static Value floating(double d);
   static Value string(std::string s);
   static Value list(std::vector<Value> items, bool is_tuple = false);
-  // What select, map, reverse and unique return in jinja2: a Python generator.
+  // What select, map and reverse return in jinja2: a Python generator.
   // It iterates like a list, but is always true, has no length and cannot be
   // printed (jinja2 would print its address).
   static Value generator(std::vector<Value> items);
