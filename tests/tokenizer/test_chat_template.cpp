@@ -167,6 +167,14 @@ TEST_CASE("chat template jinja: hostile templates end in an error, not a hang or
   // Work: many strings below the size limit still add up.
   CHECK(failure("{% set s = 'x' * 10000000 %}{% for i in range(1000) %}{% set t = s ~ i %}{% endfor %}")
             .find("bytes of strings and lists") != std::string::npos);
+  // Reading a long string again and again counts as work; splitting one into
+  // millions of characters is refused before it allocates them.
+  for (const char* reread : {"{{ s[0] }}", "{{ s[1:2] }}", "{{ s|length }}", "{{ s == s }}", "{{ s.startswith('x') }}"})
+    CHECK(failure(std::string("{% set s = 'x' * 10000000 %}{% for i in range(100000) %}") + reread + "{% endfor %}")
+              .find("bytes of strings and lists") != std::string::npos);
+  CHECK(failure("{% set s = 'é' * 5000000 %}{% for c in s %}{% endfor %}").find("items exceeds the limit") !=
+        std::string::npos);
+  CHECK(failure("{{ ('é' * 5000000)|list|length }}").find("items exceeds the limit") != std::string::npos);
   // Recursion: a macro calling itself, lists nested in a loop.
   CHECK(failure("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}").find("macros nest more than") !=
         std::string::npos);

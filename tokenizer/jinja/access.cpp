@@ -19,7 +19,8 @@ std::size_t character_count(const std::string& text) {
   return count;
 }
 
-std::vector<std::string> characters(const std::string& text) {
+std::vector<std::string> characters(const std::string& text, Budget& budget) {
+  budget.spend_list(character_count(text));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t length = decode_utf8_char(text, i).length;
@@ -30,6 +31,15 @@ std::vector<std::string> characters(const std::string& text) {
 }
 
 namespace {
+
+// Byte offsets where each character of `text` starts, and text.size() last.
+std::vector<std::size_t> character_starts(const std::string& text) {
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  starts.push_back(text.size());
+  return starts;
+}
 
 // jinja2's words for what is missing: "'dict object' has no attribute 'x'"
 // (the type quoted), "list object has no element 3" (not quoted).
@@ -94,9 +104,17 @@ Value item(const Value& object, const Value& key, Budget& budget) {
       const int64_t index = resolve_index(key.as_integer(), items.size());
       if (index >= 0) return items[static_cast<std::size_t>(index)];
     } else {
-      const std::vector<std::string> chars = characters(object.as_string());
-      const int64_t index = resolve_index(key.as_integer(), chars.size());
-      if (index >= 0) return Value::string(chars[static_cast<std::size_t>(index)]);
+      const std::string& text = object.as_string();
+      budget.spend_scan(text.size());
+      const int64_t index = resolve_index(key.as_integer(), character_count(text));
+      if (index >= 0) {  // walk to the character: no table of offsets for one lookup
+        std::size_t start = 0;
+        for (int64_t seen = -1; start < text.size(); ++start)
+          if ((static_cast<unsigned char>(text[start]) & 0xC0) != 0x80 && ++seen == index) break;
+        std::size_t end = start + 1;
+        while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+        return Value::string(text.substr(start, end - start));
+      }
     }
     return missing_element(object, key);
   }
@@ -119,11 +137,13 @@ Value slice(const Value& object, const Value& start_value, const Value& stop_val
   const int64_t step = step_bound ? step_bound->as_integer() : 1;
   if (step == 0) throw Failure("slice step cannot be zero");
 
-  std::vector<std::string> chars;
+  std::vector<std::size_t> starts;
   std::size_t size = 0;
   if (object.is_string()) {
-    chars = characters(object.as_string());
-    size = chars.size();
+    // The offsets take 8 bytes a character: charged as such.
+    budget.spend_scan(object.as_string().size() * (1 + sizeof(std::size_t)));
+    starts = character_starts(object.as_string());
+    size = starts.size() - 1;
   } else if (object.is_list() && !object.as_list().is_generator) {
     size = object.as_list().items.size();
   } else {
@@ -148,7 +168,8 @@ Value slice(const Value& object, const Value& start_value, const Value& stop_val
 
   if (object.is_string()) {
     std::string out;
-    for (const std::size_t i : picked) out += chars[i];
+    const std::string& text = object.as_string();
+    for (const std::size_t i : picked) out.append(text, starts[i], starts[i + 1] - starts[i]);
     budget.spend_string(out.size());
     return Value::string(std::move(out));
   }
@@ -159,18 +180,19 @@ Value slice(const Value& object, const Value& start_value, const Value& stop_val
   return Value::list(std::move(out), object.as_list().is_tuple);
 }
 
-std::vector<Value> iterate(const Value& value) {
+std::vector<Value> iterate(const Value& value, Budget& budget) {
   switch (value.kind()) {
     case Value::Kind::Undefined: return {};
     case Value::Kind::List: return value.as_list().items;
     case Value::Kind::Dict: {
+      budget.spend_list(value.as_dict().entries.size());
       std::vector<Value> keys;
       for (const auto& entry : value.as_dict().entries) keys.push_back(Value::string(entry.first));
       return keys;
     }
     case Value::Kind::String: {
       std::vector<Value> out;
-      for (std::string& c : characters(value.as_string())) out.push_back(Value::string(std::move(c)));
+      for (std::string& c : characters(value.as_string(), budget)) out.push_back(Value::string(std::move(c)));
       return out;
     }
     default: throw Failure("'" + value.type_name() + "' object is not iterable");

@@ -26,11 +26,13 @@ bool contains(const Value& container, const Value& item);
 Value attribute(const Value& object, const std::string& name, Budget& budget);
 Value item(const Value& object, const Value& key, Budget& budget);
 Value slice(const Value& object, const Value& start, const Value& stop, const Value& step, Budget& budget);
-std::vector<Value> iterate(const Value& value);
+// Strings and dicts spend one list item per character or key.
+std::vector<Value> iterate(const Value& value, Budget& budget);
 // The number of Unicode characters of a UTF-8 string (Python's len(str)).
 std::size_t character_count(const std::string& text);
-// The UTF-8 string split into one string per character.
-std::vector<std::string> characters(const std::string& text);
+// The UTF-8 string split into one string per character (one list item each
+// spent: a string of ten million characters is not split).
+std::vector<std::string> characters(const std::string& text, Budget& budget);
 
 // methods.cpp: the bound method `name` of a str, dict or list (undefined when
 // Python has no such method; a Failure when it has one we do not support).

@@ -51,7 +51,7 @@ Value select_or_reject(const Value& sequence, const CallArgs& args, bool by_attr
   test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(std::min(next, args.positional.size())),
                               args.positional.end());
   std::vector<Value> kept;
-  for (const Value& element : iterate(sequence)) {
+  for (const Value& element : iterate(sequence, budget)) {
     const Value subject = by_attribute ? lookup_path(element, path, budget) : element;
     const bool passes = test.empty() ? subject.truthy() : apply_test(test, subject, test_args);
     if (passes == select) kept.push_back(element);
@@ -70,7 +70,7 @@ Value map_filter(const Value& sequence, const CallArgs& args, Budget& budget) {
     const Value* otherwise = nullptr;
     for (const auto& keyword : args.keywords)
       if (keyword.first == "default") otherwise = &keyword.second;
-    for (const Value& element : iterate(sequence)) {
+    for (const Value& element : iterate(sequence, budget)) {
       Value found = lookup_path(element, path, budget);
       mapped.push_back(found.is_undefined() && otherwise ? *otherwise : found);
     }
@@ -80,7 +80,7 @@ Value map_filter(const Value& sequence, const CallArgs& args, Budget& budget) {
     CallArgs filter_args;
     filter_args.positional.assign(args.positional.begin() + 1, args.positional.end());
     filter_args.keywords = args.keywords;
-    for (const Value& element : iterate(sequence)) mapped.push_back(apply_filter(filter, element, filter_args, budget));
+    for (const Value& element : iterate(sequence, budget)) mapped.push_back(apply_filter(filter, element, filter_args, budget));
   }
   budget.spend_list(mapped.size());
   return Value::generator(std::move(mapped));
@@ -189,10 +189,10 @@ Value float_filter(const Value& value, const CallArgs& args) {
 
 // jinja2's do_title: each word (split at whitespace, - ( { [ <) gets its first
 // character upper-cased and the rest lower-cased ("they're" stays "They're").
-std::string jinja_title(const std::string& text) {
+std::string jinja_title(const std::string& text, Budget& budget) {
   std::string out;
   bool word_start = true;
-  for (const std::string& c : characters(text)) {
+  for (const std::string& c : characters(text, budget)) {
     const bool separator = c == "-" || c == "(" || c == "{" || c == "[" || c == "<" ||
                            is_python_space(decode_utf8_char(c, 0).code_point);
     if (separator) {
@@ -252,8 +252,8 @@ std::string indent_filter(const std::string& text, const CallArgs& args) {
   return out;
 }
 
-Value first_or_last(const Value& value, bool first) {
-  std::vector<Value> items = iterate(value);
+Value first_or_last(const Value& value, bool first, Budget& budget) {
+  std::vector<Value> items = iterate(value, budget);
   if (items.empty()) return Value::undefined(first ? "No first item, sequence was empty." : "No last item, sequence was empty.");
   return first ? items.front() : items.back();
 }
@@ -287,7 +287,7 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   if (name == "upper") return Value::string(upper_case(to_text(value)));
   if (name == "lower") return Value::string(lower_case(to_text(value)));
   if (name == "capitalize") return Value::string(capitalized(to_text(value)));
-  if (name == "title") return Value::string(jinja_title(to_text(value)));
+  if (name == "title") return Value::string(jinja_title(to_text(value), budget));
   if (name == "string") return Value::string(to_text(value));
   if (name == "safe") return value;
   if (name == "join") {
@@ -296,7 +296,7 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     const std::string glue = separator ? to_text(*separator) : "";
     std::string out;
     bool first = true;
-    for (const Value& element : iterate(value)) {
+    for (const Value& element : iterate(value, budget)) {
       if (!first) out += glue;
       out += to_text(attribute ? lookup_path(element, attribute_path(attribute), budget) : element);
       first = false;
@@ -306,12 +306,12 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     return Value::string(std::move(out));
   }
   if (name == "list") {
-    std::vector<Value> items = iterate(value);
+    std::vector<Value> items = iterate(value, budget);
     budget.spend_list(items.size());
     return Value::list(std::move(items));
   }
-  if (name == "first") return first_or_last(value, true);
-  if (name == "last") return first_or_last(value, false);
+  if (name == "first") return first_or_last(value, true, budget);
+  if (name == "last") return first_or_last(value, false, budget);
   if (name == "selectattr" || name == "rejectattr") return select_or_reject(value, args, true, name == "selectattr", budget);
   if (name == "select" || name == "reject") return select_or_reject(value, args, false, name == "select", budget);
   if (name == "map") return map_filter(value, args, budget);
@@ -342,13 +342,13 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   }
   if (name == "reverse") {
     if (value.is_string()) {
-      std::vector<std::string> chars = characters(value.as_string());
+      std::vector<std::string> chars = characters(value.as_string(), budget);
       std::reverse(chars.begin(), chars.end());
       std::string out;
       for (const std::string& c : chars) out += c;
       return Value::string(std::move(out));
     }
-    std::vector<Value> items = iterate(value);
+    std::vector<Value> items = iterate(value, budget);
     std::reverse(items.begin(), items.end());
     return Value::generator(std::move(items));
   }

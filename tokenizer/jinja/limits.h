@@ -43,6 +43,9 @@ class Budget {
                     std::to_string(limits_.max_list_items));
     spend_work(items * sizeof(Value));
   }
+  // An operation is about to read `bytes` of a string (a method, a filter, an
+  // index): charged, so a loop cannot scan a 16 MiB string a million times.
+  void spend_scan(std::size_t bytes) { spend_work(bytes); }
   void spend_iteration() {
     if (++iterations_ > limits_.max_loop_iterations)
       throw Failure("the template ran more than " + std::to_string(limits_.max_loop_iterations) + " loop iterations");

@@ -46,11 +46,12 @@ const std::string& string_argument(const CallArgs& args, std::size_t position, c
 }
 
 // Python's str.split(sep, maxsplit) and, from the right, str.rsplit.
-std::vector<Value> split(const std::string& text, const Value* separator, int64_t max_splits, bool from_right) {
+std::vector<Value> split(const std::string& text, const Value* separator, int64_t max_splits, bool from_right,
+                         Budget& budget) {
   std::vector<std::string> parts;
   if (!separator || separator->is_none()) {
     // Runs of whitespace separate; leading and trailing whitespace is dropped.
-    std::vector<std::string> chars = characters(text);
+    std::vector<std::string> chars = characters(text, budget);
     auto is_space = [&](std::size_t i) { return is_python_space(decode_utf8_char(chars[i], 0).code_point); };
     if (from_right) std::reverse(chars.begin(), chars.end());
     std::size_t i = 0;
@@ -71,7 +72,7 @@ std::vector<Value> split(const std::string& text, const Value* separator, int64_
     if (from_right) {
       std::reverse(parts.begin(), parts.end());
       for (std::string& part : parts) {
-        std::vector<std::string> part_chars = characters(part);
+        std::vector<std::string> part_chars = characters(part, budget);
         std::reverse(part_chars.begin(), part_chars.end());
         part.clear();
         for (const std::string& c : part_chars) part += c;
@@ -117,7 +118,7 @@ std::string replace(const std::string& text, const std::string& old, const std::
                     Budget& budget) {
   std::string out;
   if (old.empty()) {  // "ab".replace("", "-") is "-a-b-"
-    const std::vector<std::string> chars = characters(text);
+    const std::vector<std::string> chars = characters(text, budget);
     int64_t done = 0;
     for (std::size_t i = 0; i <= chars.size(); ++i) {
       if (count < 0 || done < count) {
@@ -166,6 +167,7 @@ int64_t optional_integer(const CallArgs& args, std::size_t position, const char*
 }
 
 Value string_method(const Value& self, const std::string& name, Budget& budget) {
+  budget.spend_scan(self.as_string().size());  // every method reads the whole string, at least
   const std::string text = self.as_string();
   auto bind = [&](auto body) { return Value::callable("str." + name, body); };
   if (name == "startswith" || name == "endswith") {
@@ -179,7 +181,7 @@ Value string_method(const Value& self, const std::string& name, Budget& budget) 
   if (name == "split" || name == "rsplit") {
     const bool from_right = name == "rsplit";
     return bind([text, from_right, &budget](const CallArgs& args) {
-      std::vector<Value> parts = split(text, args.get(0, "sep"), optional_integer(args, 1, "maxsplit", -1), from_right);
+      std::vector<Value> parts = split(text, args.get(0, "sep"), optional_integer(args, 1, "maxsplit", -1), from_right, budget);
       budget.spend_list(parts.size());
       return Value::list(std::move(parts));
     });
@@ -210,7 +212,7 @@ Value string_method(const Value& self, const std::string& name, Budget& budget) 
       if (!items) throw Failure("str.join() needs an iterable");
       std::string out;
       bool first = true;
-      for (const Value& part : iterate(*items)) {
+      for (const Value& part : iterate(*items, budget)) {
         if (!part.is_string()) throw Failure("str.join() found a " + part.type_name() + " where it expects a str");
         if (!first) out += text;
         out += part.as_string();

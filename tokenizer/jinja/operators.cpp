@@ -24,6 +24,7 @@ Value repeat(const Value& sequence, int64_t times, Budget& budget) {
       budget.spend_string(budget.limits().max_output_bytes + 1);
     budget.spend_string(text.size() * static_cast<std::size_t>(times));
     std::string out;
+    out.reserve(text.size() * static_cast<std::size_t>(times));
     for (int64_t i = 0; i < times; ++i) out += text;
     return Value::string(std::move(out));
   }

@@ -212,7 +212,7 @@ class Evaluator {
       frame.variables[targets[0]] = value;
       return;
     }
-    const std::vector<Value> parts = iterate(value);
+    const std::vector<Value> parts = iterate(value, budget_);
     if (parts.size() != targets.size())
       throw Failure(parts.size() < targets.size() ? "not enough values to unpack (expected " + std::to_string(targets.size()) +
                                                         ", got " + std::to_string(parts.size()) + ")"
@@ -245,7 +245,7 @@ class Evaluator {
   }
 
   Flow execute_for(const Stmt& stmt, Frame& frame) {
-    std::vector<Value> items = iterate(evaluate(*stmt.expr, frame));
+    std::vector<Value> items = iterate(evaluate(*stmt.expr, frame), budget_);
     if (stmt.condition) {  // {% for x in xs if cond %}: filtered before loop.length is known
       std::vector<Value> kept;
       for (const Value& element : items) {
@@ -397,10 +397,12 @@ class Evaluator {
       }
       case Expr::Kind::Filter: {
         const Value operand = evaluate(*expr.operands[0], frame);
+        spend_scan(operand);
         return apply_filter(expr.name, operand, arguments(expr, 1, frame), budget_);
       }
       case Expr::Kind::Test: {
         const Value operand = evaluate(*expr.operands[0], frame);
+        spend_scan(operand);
         const bool passed = apply_test(expr.name, operand, arguments(expr, 1, frame));
         return Value::boolean(passed != expr.negated);
       }
@@ -422,6 +424,8 @@ class Evaluator {
         Value left = evaluate(*expr.operands[0], frame);
         for (std::size_t i = 0; i < expr.ops.size(); ++i) {
           Value right = evaluate(*expr.operands[i + 1], frame);
+          spend_scan(left);
+          spend_scan(right);
           if (!compare(expr.ops[i], left, right)) return Value::boolean(false);
           left = std::move(right);
         }
@@ -434,6 +438,11 @@ class Evaluator {
                                 " evaluated to false and no else section was defined.");
     }
     throw Failure("unknown expression");
+  }
+
+  // Filters, tests and comparisons read a string whole: charged as work.
+  void spend_scan(const Value& value) {
+    if (value.is_string()) budget_.spend_scan(value.as_string().size());
   }
 
   static bool compare(const std::string& op, const Value& left, const Value& right) {
