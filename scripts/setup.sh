@@ -36,6 +36,9 @@ if [[ "${1:-}" == "--test" || "${1:-}" == "--reference" ]]; then
 fi
 if [[ "${1:-}" == "--reference" ]]; then
   packages+=(python3-torch python3-numpy)
+  # jinja2 renders the chat-template fixtures (tests/reference/make_chat_template_fixtures.py);
+  # the fixtures are committed, so the tests themselves need no Python.
+  packages+=(python3-jinja2)
   # A Node.js that already brings its own npm (e.g. a vendor build) conflicts with Debian's npm package.
   command -v npm >/dev/null || packages+=(nodejs npm)
 fi
