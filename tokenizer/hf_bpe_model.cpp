@@ -88,6 +88,21 @@ HfBpeModel HfBpeModel::read(const HfField& field, bool byte_level) {
   if (byte_level) model.continuing_subword_prefix_ = bytes_of_text(model.continuing_subword_prefix_);
   if (byte_level) model.end_of_word_suffix_ = bytes_of_text(model.end_of_word_suffix_);
 
+  // Whether pieces may be cut before "▁" (see hf_bpe_model.h): "▁" is a token, no token has it after
+  // another character, and no prefix or suffix makes a symbol depend on where its word starts or ends.
+  const std::string metaspace = "\xE2\x96\x81";
+  if (!byte_level && model.continuing_subword_prefix_.empty() && model.end_of_word_suffix_.empty() &&
+      model.find_bytes(metaspace) != no_token) {
+    bool cuttable = true;
+    for (std::size_t id = 0; id < model.size() && cuttable; ++id) {
+      const std::string_view token = model.present_[id] ? model.token_bytes(static_cast<TokenId>(id)) : "";
+      std::size_t at = 0;
+      while (token.compare(at, metaspace.size(), metaspace) == 0) at += metaspace.size();  // the leading run
+      cuttable = token.find(metaspace, at) == std::string_view::npos;
+    }
+    if (cuttable) model.word_start_ = metaspace;
+  }
+
   const HfField merges = field.child("merges");
   if (!merges.node.is_array()) merges.fail("expected a list");
   model.ranks_ = PairTable(merges.node.size());
@@ -238,6 +253,22 @@ void HfBpeModel::encode_piece(std::string_view piece, std::vector<TokenId>& out)
       return;
     }
   }
+  if (word_start_.empty()) {
+    encode_word(piece, out);
+    return;
+  }
+  // Cut before each "▁" that follows another character.
+  std::size_t start = 0;
+  for (std::size_t found = piece.find(word_start_, 1); found != std::string_view::npos;
+       found = piece.find(word_start_, found + word_start_.size())) {
+    if (piece.compare(found - word_start_.size(), word_start_.size(), word_start_) == 0) continue;
+    if (found > start) encode_word(piece.substr(start, found - start), out);
+    start = found;
+  }
+  encode_word(piece.substr(start), out);
+}
+
+void HfBpeModel::encode_word(std::string_view piece, std::vector<TokenId>& out) const {
   thread_local std::vector<TokenId> symbols;
   symbols.clear();
   initial_symbols(piece, symbols);

@@ -16,6 +16,12 @@
 // Unlike BpeVocabulary (GPT-2), a merge's rank is its line in the file, not
 // the id it produces: Hugging Face files do not promise the two agree.
 //
+// SentencePiece-style files (Llama 2, Mistral) have no pre-tokenizer: the whole
+// text between added tokens is one piece, ~1 MB for a book, merged at once.
+// When no token has "▁" after another character (checked on load), no merge
+// crosses the point before a "▁" that follows another character, so the piece
+// is encoded word by word there with the same result, and far faster.
+//
 // Byte-level vocabularies (the pre-tokenizer has a ByteLevel step) store tokens
 // in GPT-2's byte alphabet ("Ġworld"); they are kept here as the bytes they
 // stand for (" world"), so the text is never mapped to that alphabet and back.
@@ -60,6 +66,8 @@ class HfBpeModel {
   TokenId find_bytes(std::string_view bytes) const {
     return index_.find(bytes, [this](TokenId id) { return token_bytes(id); });
   }
+  // Encodes a piece that no merge crosses (a word), ignore_merges aside.
+  void encode_word(std::string_view word, std::vector<TokenId>& out) const;
   // The initial symbols of a piece (see above), appended to `symbols`.
   void initial_symbols(std::string_view piece, std::vector<TokenId>& symbols) const;
   void merge_by_scan(std::vector<TokenId>& symbols) const;
@@ -79,6 +87,7 @@ class HfBpeModel {
   TokenId unk_ = no_token;
   std::string continuing_subword_prefix_;
   std::string end_of_word_suffix_;
+  std::string word_start_;  // "▁" when pieces may be cut before it (see above), else empty
 };
 
 }  // namespace tg::tokenizer
