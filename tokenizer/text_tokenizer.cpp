@@ -174,6 +174,11 @@ std::string TextTokenizer::display(int64_t id) const {
   return shown;
 }
 
+TextTokenizer load_tokenizer_directory(const std::filesystem::path& directory) {
+  if (has_hf_tokenizer(directory)) return TextTokenizer(HfTokenizer::load(directory));
+  return TextTokenizer(Gpt2Tokenizer::load(directory));
+}
+
 std::string StreamingDecoder::push(int64_t id) {
   pending_ += tokenizer_.decode(std::span<const int64_t>(&id, 1));
   std::size_t complete = 0;  // pending_[0, complete) can be printed

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,6 +81,12 @@ class TextTokenizer {
  private:
   std::variant<CharTokenizer, Gpt2Tokenizer, HfTokenizer> tokenizer_;
 };
+
+// The tokenizer a directory holds: a Hugging Face tokenizer.json (with its
+// tokenizer_config.json, if there) when present, else GPT-2's encoder.json and
+// vocab.bpe (or vocab.json and merges.txt). Throws TokenizerFileError naming
+// what is missing or malformed.
+TextTokenizer load_tokenizer_directory(const std::filesystem::path& directory);
 
 // Prints generated tokens as they come without splitting a UTF-8 character:
 // a BPE token can end in the middle of one (GPT-2 splits most emoji over two
