@@ -63,6 +63,7 @@ HfBpeModel HfBpeModel::read(const HfField& field, bool byte_level) {
     if (text_of_id[*id]) vocab.fail("ids must be distinct; '" + entry.key() + "' and '" + *text_of_id[*id] +
                                     "' share " + std::to_string(*id));
     text_of_id[*id] = &entry.key();
+    ++model.token_count_;
   }
   model.present_.assign(text_of_id.size(), false);
   model.offsets_.reserve(text_of_id.size() + 1);

@@ -51,6 +51,8 @@ class HfBpeModel {
 
   // One more than the largest id of the vocabulary.
   std::size_t size() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
+  // The number of tokens (size() when the ids have no gaps).
+  std::size_t token_count() const { return token_count_; }
   bool has(TokenId id) const { return id < size() && present_[id]; }
   // The token's bytes (byte-level: decoded from the alphabet). `id` must be present.
   std::string_view token_bytes(TokenId id) const {
@@ -80,6 +82,7 @@ class HfBpeModel {
   PairTable ranks_;                   // (left, right) -> the merge's rank (its index in the file)
   std::vector<TokenId> merged_;       // rank -> the id the merge produces
   TokenId byte_tokens_[256];          // byte-level: the token of each byte, or no_token
+  std::size_t token_count_ = 0;
   bool byte_level_ = false;
   bool ignore_merges_ = false;
   bool byte_fallback_ = false;

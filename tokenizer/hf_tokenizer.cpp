@@ -190,7 +190,7 @@ HfTokenizer HfTokenizer::from_texts(std::string tokenizer_json, std::optional<st
     for (std::size_t i = 0; i < list.node.size(); ++i) {
       const HfField entry = list.at(i);
       HfAddedToken token;
-      token.id = read_id(entry.child("id"), hf_max_vocab_size);
+      read_id(entry.child("id"), hf_max_vocab_size);
       token.content = entry.child("content").string();
       if (token.content.empty()) entry.child("content").fail("an added token may not be empty");
       std::string repaired;
@@ -202,6 +202,16 @@ HfTokenizer HfTokenizer::from_texts(std::string tokenizer_json, std::optional<st
       token.rstrip = entry.boolean_or("rstrip", false);
       token.normalized = entry.boolean_or("normalized", !token.special);
       if (impl->added_by_content.count(token.content)) entry.child("content").fail("'" + token.content + "' is added twice");
+      // The id is the Rust library's, whatever the file says (it only warns): a token of the model's
+      // vocabulary keeps its id there, a new one comes after the vocabulary and the added tokens so far.
+      if (const std::optional<TokenId> in_vocab = impl->model.find_text(token.content)) {
+        token.id = *in_vocab;
+      } else {
+        const std::size_t model_tokens = impl->model.token_count();
+        token.id = static_cast<TokenId>(model_tokens);
+        for (const HfAddedToken& earlier : impl->added)
+          if (earlier.id >= model_tokens) token.id = std::max(token.id, earlier.id + 1);
+      }
       impl->added_by_content.emplace(token.content, impl->added.size());
       impl->added_by_id[token.id] = impl->added.size();
       impl->vocab_size = std::max<std::size_t>(impl->vocab_size, token.id + std::size_t{1});

