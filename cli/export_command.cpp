@@ -22,6 +22,7 @@
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/error.h"
+#include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 
 namespace tg::cli {
@@ -55,6 +56,14 @@ void run_export(const ExportArguments& arguments) {
     write_char_vocabulary(arguments.out, characters->serialize());
     std::cerr << "export: the character-level vocabulary (" << loaded.tokenizer->vocab_size()
               << " tokens) went to char_vocabulary.txt beside them (not part of GPT-2's layout; tinygpt reads it)\n";
+  } else if (const auto* hf = loaded.tokenizer->as_hf()) {
+    // A Hugging Face tokenizer goes out as the files it came from.
+    write_file_atomically((fs::path(arguments.out) / tokenizer::hf_tokenizer_file_name).string(), hf->tokenizer_json(),
+                          "export");
+    if (hf->tokenizer_config_json())
+      write_file_atomically((fs::path(arguments.out) / tokenizer::hf_tokenizer_config_file_name).string(),
+                            *hf->tokenizer_config_json(), "export");
+    std::cerr << "export: the tokenizer went to tokenizer.json beside them\n";
   } else {
     tokenizer::write_gpt2_vocabulary(loaded.tokenizer->as_bpe()->vocabulary(), arguments.out,
                                      tokenizer::FileNames::hugging_face);

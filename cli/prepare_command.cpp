@@ -4,7 +4,8 @@
 //   tinygpt prepare --data a.txt b.txt --tokenizer gpt2 --out data/mine
 //
 // writes data/mine/train.bin and val.bin (the ids, uint16 or uint32), meta.json
-// and, for a BPE tokenizer, a copy of its encoder.json and vocab.bpe. A source may
+// and, for a BPE tokenizer, a copy of its encoder.json and vocab.bpe (of a Hugging
+// Face tokenizer, its tokenizer.json and tokenizer_config.json). A source may
 // be a stream, `--data <(zcat corpus.gz)` or `--data -` (standard input): it is
 // copied into --out first (datasets/spooled_stream.h).
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "tinygpt/datasets/token_dataset_meta.h"
 #include "tinygpt/tensor/runtime/threads.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/hf_tokenizer.h"
 
 namespace tg::cli {
 
@@ -40,7 +42,8 @@ struct PrepareArguments {
   std::size_t chunk_bytes = PrepareOptions{}.piece_bytes;
 };
 
-// --tokenizer char | gpt2 | DIR (with --vocab only for gpt2), as PrepareOptions says it.
+// --tokenizer char | gpt2 | DIR (with --vocab only for gpt2), as PrepareOptions says it. A DIR
+// holding a tokenizer.json is a Hugging Face tokenizer, else it must hold a GPT-2-style BPE.
 void choose_tokenizer(const PrepareArguments& arguments, PrepareOptions& options) {
   check_usage(arguments.vocab.empty() || arguments.tokenizer == "gpt2",
               "--vocab is GPT-2's vocabulary, for --tokenizer gpt2 only (a BPE directory is given as --tokenizer DIR)");
@@ -49,9 +52,13 @@ void choose_tokenizer(const PrepareArguments& arguments, PrepareOptions& options
   } else if (arguments.tokenizer == "gpt2") {
     options.tokenizer = DatasetTokenizer::gpt2;
     options.vocabulary_directory = arguments.vocab.empty() ? default_gpt2_vocab_dir("prepare") : arguments.vocab;
+  } else if (tokenizer::has_hf_tokenizer(arguments.tokenizer)) {
+    options.tokenizer = DatasetTokenizer::hf;
+    options.vocabulary_directory = arguments.tokenizer;
   } else {
     check_usage(tokenizer::has_gpt2_vocabulary(arguments.tokenizer), "--tokenizer must be char, gpt2 or a directory "
-                "holding encoder.json and vocab.bpe (the output of tinygpt bpe-train), got ", arguments.tokenizer);
+                "holding encoder.json and vocab.bpe (the output of tinygpt bpe-train) or a Hugging Face "
+                "tokenizer.json, got ", arguments.tokenizer);
     options.tokenizer = DatasetTokenizer::bpe;
     options.vocabulary_directory = arguments.tokenizer;
   }
@@ -78,7 +85,8 @@ void run_prepare(const PrepareArguments& arguments) {
   if (arguments.threads > 0) set_num_threads(arguments.threads);
   std::vector<std::pair<std::string, std::filesystem::path>> sources;
   for (const std::string& source : arguments.data) sources.push_back({"--data", source});
-  for (const char* written : {"train.bin", "val.bin", kTokenDatasetMetaFile, "encoder.json", "vocab.bpe"})
+  for (const char* written : {"train.bin", "val.bin", kTokenDatasetMetaFile, "encoder.json", "vocab.bpe",
+                              "tokenizer.json", "tokenizer_config.json"})
     check_output_is_no_input("--out", std::filesystem::path(arguments.out) / written, sources);
   PrepareOptions options;
   choose_tokenizer(arguments, options);
@@ -100,17 +108,20 @@ void add_prepare_command(CLI::App& app) {
       "Writes into --out DIR: train.bin and val.bin, the token ids (little-endian uint16, or uint32 for a "
       "vocabulary of more than 65,535), split by position (the last --val-fraction is val); meta.json (the "
       "tokenizer, vocabulary size, dtype, token counts and each file's XXH3 hash), written last; and for a BPE "
-      "tokenizer a copy of its encoder.json and vocab.bpe, so that the dataset stands alone. A pipe, such as "
+      "tokenizer a copy of its encoder.json and vocab.bpe (of a Hugging Face tokenizer, its tokenizer.json and "
+      "tokenizer_config.json), so that the dataset stands alone. A pipe, such as "
       "<(zcat corpus.gz), or - for standard input is copied into DIR first (at most half its free space) and "
       "removed at the end.");
   command->add_option("--data", arguments->data, "Text files or pipes (- for standard input), one document each; "
-                                                 "with a BPE tokenizer <|endoftext|> goes between them")
+                                                 "with a BPE tokenizer <|endoftext|> goes between them (with a "
+                                                 "tokenizer.json, its eos token)")
       ->required()
       ->type_name("FILE")
       ->expected(1, -1);
   command->add_option("--tokenizer", arguments->tokenizer,
-                      "char (the corpus's characters), gpt2 (GPT-2's vocabulary, see --vocab) or a directory "
-                      "from tinygpt bpe-train")
+                      "char (the corpus's characters), gpt2 (GPT-2's vocabulary, see --vocab), a directory "
+                      "from tinygpt bpe-train, or a directory holding a Hugging Face tokenizer.json (Llama, Qwen, "
+                      "SmolLM2: each file is then encoded whole)")
       ->required()
       ->type_name("char|gpt2|DIR");
   command->add_option("--vocab", arguments->vocab,

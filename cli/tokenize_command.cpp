@@ -1,4 +1,5 @@
-// tinygpt tokenize: GPT-2 tokens of a file or stdin, or its ids decoded to text.
+// tinygpt tokenize: GPT-2 (or Hugging Face tokenizer.json) tokens of a file or
+// stdin, or its ids decoded to text.
 //
 //   tinygpt tokenize --vocab DIR < text      ids, space-separated, on one line
 //   tinygpt tokenize FILE                    the same for a file
@@ -8,7 +9,11 @@
 //   tinygpt tokenize --decode < ids          the text of whitespace-separated ids
 //
 // --vocab DIR (--gpt2 DIR is the same) holds encoder.json + vocab.bpe or
-// vocab.json + merges.txt; without it, ../shared/data/gpt2 is used if it exists.
+// vocab.json + merges.txt, or a Hugging Face tokenizer.json (Llama, Qwen,
+// SmolLM2; tokenizer.json wins when both are there); without it,
+// ../shared/data/gpt2 is used if it exists. --special: GPT-2 encodes
+// "<|endoftext|>" as its id; a tokenizer.json always recognises its added
+// tokens, and --special adds its post-processor's ("<s>" first for Llama 2).
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -19,6 +24,7 @@
 #include "cli/token_ids.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg::cli {
 
@@ -51,20 +57,23 @@ std::string quoted(const std::string& text) {
 void run_tokenize(const TokenizeOptions& options) {
   const std::string directory =
       options.gpt2_directory.empty() ? default_gpt2_vocab_dir("tokenize") : options.gpt2_directory;
-  const auto tokenizer = tokenizer::Gpt2Tokenizer::load(directory);
+  const tokenizer::TextTokenizer loaded = tokenizer::load_tokenizer_directory(directory);
+  const tokenizer::Gpt2Tokenizer* gpt2 = loaded.as_bpe();
+  const tokenizer::HfTokenizer* hf = loaded.as_hf();
   const std::string input = options.input_file.empty() ? read_stdin() : read_text_file(options.input_file);
 
   if (options.decode) {
     const std::vector<int64_t> ids = parse_token_ids(input, "tokenize --decode");
-    std::cout << tokenizer.decode(std::vector<tokenizer::TokenId>(ids.begin(), ids.end())) << std::flush;
+    std::cout << loaded.decode(ids) << std::flush;
     return;
   }
   const auto specials = options.special ? tokenizer::SpecialTokens::recognised : tokenizer::SpecialTokens::as_text;
-  const std::vector<tokenizer::TokenId> ids = tokenizer.encode(input, specials);
+  const std::vector<tokenizer::TokenId> ids = hf ? hf->encode(input, options.special) : gpt2->encode(input, specials);
   if (options.count) {
     std::cout << ids.size() << "\n";
   } else if (options.show) {
-    for (tokenizer::TokenId id : ids) std::cout << id << "\t" << quoted(tokenizer.token_text(id)) << "\n";
+    for (tokenizer::TokenId id : ids)
+      std::cout << id << "\t" << quoted(hf ? hf->token_text(id) : gpt2->token_text(id)) << "\n";
   } else {
     std::string line;
     line.reserve(ids.size() * 6);
@@ -81,17 +90,21 @@ void run_tokenize(const TokenizeOptions& options) {
 void add_tokenize_command(CLI::App& app) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* command =
-      app.add_subcommand("tokenize", "GPT-2 byte-level BPE: encode stdin to token ids, or decode ids to text");
+      app.add_subcommand("tokenize", "GPT-2 byte-level BPE or a Hugging Face tokenizer.json: encode stdin to "
+                                     "token ids, or decode ids to text");
   command->add_option("--vocab,--gpt2", options->gpt2_directory,
-                      "Folder with GPT-2's encoder.json and vocab.bpe, or vocab.json and merges.txt "
-                      "(default: $TINYGPT_DATA_DIR/gpt2, else ../shared/data/gpt2 beside the checkout)")
+                      "Folder with GPT-2's encoder.json and vocab.bpe, or vocab.json and merges.txt, or a Hugging "
+                      "Face tokenizer.json (default: $TINYGPT_DATA_DIR/gpt2, else ../shared/data/gpt2 beside the "
+                      "checkout)")
       ->type_name("DIR");
   command->add_option("file", options->input_file, "Text (or with --decode, ids) to read instead of standard input")
       ->type_name("FILE");
   CLI::Option* count = command->add_flag("--count", options->count, "Print only the number of tokens");
   CLI::Option* show = command->add_flag("--show", options->show, "Print each token beside its id, one per line");
   CLI::Option* decode = command->add_flag("--decode", options->decode, "Read ids from stdin and print their text");
-  command->add_flag("--special", options->special, "Encode <|endoftext|> as its special id, not as text");
+  command->add_flag("--special", options->special,
+                    "GPT-2: encode <|endoftext|> as its special id, not as text; tokenizer.json: add the "
+                    "post-processor's special tokens (Llama 2's <s>)");
   count->excludes(show)->excludes(decode);
   show->excludes(decode);
   command->callback([options] { run_tokenize(*options); });

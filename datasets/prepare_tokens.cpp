@@ -22,6 +22,7 @@
 #include "tinygpt/tokenizer/errors.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/hf_tokenizer.h"
 #include "tinygpt/tokenizer/safe_cuts.h"
 
 namespace tg {
@@ -190,7 +191,7 @@ VocabularyFiles vocabulary_files(const std::string& directory) {
   return {root / tokenizer::hf_encoder_file_name, root / tokenizer::hf_merges_file_name};
 }
 
-using Tokenizer = std::variant<tokenizer::CharTokenizer, tokenizer::Gpt2Tokenizer>;
+using Tokenizer = std::variant<tokenizer::CharTokenizer, tokenizer::Gpt2Tokenizer, tokenizer::HfTokenizer>;
 
 // The tokenizer of a dataset, how meta.json describes it, and what it needs beside.
 struct ChosenTokenizer {
@@ -198,15 +199,37 @@ struct ChosenTokenizer {
   DatasetTokenizerMeta meta;
   std::optional<TokenId> separator;         // between documents: BPE's <|endoftext|>
   std::optional<VocabularyFiles> files;     // BPE: to copy into the dataset
+  std::vector<fs::path> hf_files;           // hf: tokenizer.json (and tokenizer_config.json), to copy
 };
+
+ChosenTokenizer choose_hf_tokenizer(const PrepareOptions& options, const std::vector<SourceText>& sources) {
+  const fs::path root(options.vocabulary_directory);
+  std::optional<tokenizer::HfTokenizer> hf;
+  try {
+    hf.emplace(tokenizer::HfTokenizer::load(root));
+  } catch (const tokenizer::TokenizerError& error) {
+    fail(kWho, ": ", error.what());
+  }
+  const std::optional<TokenId> separator = hf->eos_id();
+  check(separator.has_value() || sources.size() == 1, kWho, ": the tokenizer in '", options.vocabulary_directory,
+        "' has no eos token to put between the ", sources.size(), " documents; give one file");
+  DatasetTokenizerMeta meta{"hf", "", "", "", tokenizer::hf_tokenizer_file_name, ""};
+  std::vector<fs::path> files{root / tokenizer::hf_tokenizer_file_name};
+  if (hf->tokenizer_config_json()) {
+    meta.tokenizer_config_file = tokenizer::hf_tokenizer_config_file_name;
+    files.push_back(root / tokenizer::hf_tokenizer_config_file_name);
+  }
+  return {std::move(*hf), std::move(meta), separator, std::nullopt, std::move(files)};
+}
 
 ChosenTokenizer choose_tokenizer(const PrepareOptions& options, const std::vector<SourceText>& sources,
                                  int64_t total_bytes) {
   if (options.tokenizer == DatasetTokenizer::char_level) {
     tokenizer::CharTokenizer characters = collect_characters(sources, options, total_bytes);
-    DatasetTokenizerMeta meta{"char", characters.serialize(), "", ""};
-    return {std::move(characters), std::move(meta), std::nullopt, std::nullopt};
+    DatasetTokenizerMeta meta{"char", characters.serialize(), "", "", "", ""};
+    return {std::move(characters), std::move(meta), std::nullopt, std::nullopt, {}};
   }
+  if (options.tokenizer == DatasetTokenizer::hf) return choose_hf_tokenizer(options, sources);
   const VocabularyFiles files = vocabulary_files(options.vocabulary_directory);
   std::optional<tokenizer::Gpt2Tokenizer> bpe;
   try {
@@ -219,8 +242,8 @@ ChosenTokenizer choose_tokenizer(const PrepareOptions& options, const std::vecto
         "' has no <|endoftext|> token to put between the ", sources.size(),
         " documents; give one file, or a vocabulary that has it");
   DatasetTokenizerMeta meta{options.tokenizer == DatasetTokenizer::gpt2 ? "gpt2" : "bpe", "",
-                            tokenizer::encoder_file_name, tokenizer::merges_file_name};
-  return {std::move(*bpe), std::move(meta), separator, files};
+                            tokenizer::encoder_file_name, tokenizer::merges_file_name, "", ""};
+  return {std::move(*bpe), std::move(meta), separator, files, {}};
 }
 
 // Pass two: every source encoded into the writer, documents separated by `separator` if there is one.
@@ -229,7 +252,10 @@ void encode_sources(const std::vector<SourceText>& sources, const Tokenizer& tok
                     SplitTokenWriter& writer) {
   const auto* gpt2 = std::get_if<tokenizer::Gpt2Tokenizer>(&tokenizer);
   const auto* characters = std::get_if<tokenizer::CharTokenizer>(&tokenizer);
-  const FindCut find_cut = gpt2 ? tokenizer::next_gpt2_cut : tokenizer::next_character_cut;
+  const auto* hf = std::get_if<tokenizer::HfTokenizer>(&tokenizer);
+  // A Hugging Face tokenizer: no cut, each document whole (see prepare_tokens.h).
+  const FindCut no_cut = [](std::string_view, std::size_t) { return std::string_view::npos; };
+  const FindCut find_cut = gpt2 ? tokenizer::next_gpt2_cut : hf ? no_cut : tokenizer::next_character_cut;
   ProgressLine progress(options.progress, options.progress_is_terminal, "prepare: encoding", total_bytes);
   for (std::size_t index = 0; index < sources.size(); ++index) {
     if (index > 0 && separator) writer.append(std::span<const TokenId>(&*separator, 1));
@@ -240,6 +266,7 @@ void encode_sources(const std::vector<SourceText>& sources, const Tokenizer& tok
           try {
             // "<|endoftext|>" written in a text is the separator it names, as when training encodes
             // a text in memory (TextTokenizer::encode); a safe cut never falls inside it.
+            if (hf) return hf->encode(piece, false);  // its added tokens ("<|im_end|>") are recognised
             return gpt2 ? gpt2->encode(piece, tokenizer::SpecialTokens::recognised) : characters->encode(piece);
           } catch (const tokenizer::TokenizerError& error) {
             fail_in_piece(source.name, offset, error);
@@ -261,7 +288,8 @@ void make_output_directory(const PrepareOptions& options) {
   check(!error && fs::is_directory(out), kWho, ": cannot use '", options.out_directory, "' as the output directory",
         error ? ": " + error.message() : ": it is a file");
   for (const char* name : {kTrainTokensFile, kValTokensFile, kTokenDatasetMetaFile, tokenizer::encoder_file_name,
-                           tokenizer::merges_file_name, kStreamCopyName}) {
+                           tokenizer::merges_file_name, tokenizer::hf_tokenizer_file_name,
+                           tokenizer::hf_tokenizer_config_file_name, kStreamCopyName}) {
     const int removed = remove_stale_temporary_files((out / name).string());
     if (removed > 0 && options.progress)
       *options.progress << "prepare: removed " << removed << " temporary file(s) an interrupted run left beside "
@@ -310,6 +338,7 @@ PrepareSummary prepare_token_dataset(const PrepareOptions& options) {
     copy_file_atomically(chosen.files->encoder, out / meta.tokenizer.encoder_file);
     copy_file_atomically(chosen.files->merges, out / meta.tokenizer.merges_file);
   }
+  for (const fs::path& file : chosen.hf_files) copy_file_atomically(file, out / file.filename());
   write_file_atomically(meta_path, meta.to_json().dump(2) + "\n", kWho);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return summary;

@@ -9,7 +9,10 @@
 // (characters, then ids); BPE takes one.
 //
 // Each file is one document. With a BPE tokenizer "<|endoftext|>" goes between
-// documents, as in nanoGPT; char-level just concatenates them. An
+// documents, as in nanoGPT (with a Hugging Face tokenizer.json, its eos token);
+// char-level just concatenates them. A Hugging Face tokenizer has no proven
+// safe cut (its regexes and normalizers vary), so each of its documents is
+// encoded whole, one document per thread: memory holds the largest file. An
 // "<|endoftext|>" written inside a file is that token too (corpora such as
 // TinyStories separate their documents so), exactly as `train --data FILE
 // --tokenizer gpt2` encodes a text in memory (TextTokenizer::encode).
@@ -44,12 +47,14 @@ enum class DatasetTokenizer {
   char_level,  // the characters of the corpus
   gpt2,        // GPT-2's vocabulary
   bpe,         // a vocabulary from `tinygpt bpe-train`
+  hf,          // a Hugging Face tokenizer.json (Llama, Qwen, SmolLM2...)
 };
 
 struct PrepareOptions {
   std::vector<std::string> sources;   // text files or streams ("-": standard input), one document each, in order
   DatasetTokenizer tokenizer = DatasetTokenizer::char_level;
-  std::string vocabulary_directory;   // gpt2, bpe: encoder.json + vocab.bpe (or vocab.json + merges.txt)
+  std::string vocabulary_directory;   // gpt2, bpe: encoder.json + vocab.bpe (or vocab.json + merges.txt);
+                                      // hf: tokenizer.json (+ tokenizer_config.json)
   std::string out_directory;          // created if needed
   double val_fraction = 0.1;          // in [0, 1)
   std::size_t piece_bytes = std::size_t{1} << 18;  // the streaming piece size; the ids do not depend on it

@@ -8,6 +8,7 @@
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"
 #include "tinygpt/tokenizer/gpt2_files.h"
+#include "tinygpt/tokenizer/hf_tokenizer.h"
 
 namespace tg {
 
@@ -69,6 +70,17 @@ tokenizer::TextTokenizer load_tokenizer(const TokenDatasetMeta& meta, const std:
     tokenizer::TextTokenizer loaded(char_vocabulary(meta.tokenizer.characters, where));
     check(loaded.vocab_size() == meta.vocab_size, where, ": \"tokenizer.characters\" has ", loaded.vocab_size(),
           " characters but \"vocab_size\" is ", meta.vocab_size);
+    return loaded;
+  }
+  if (meta.tokenizer.type == "hf") {
+    const fs::path json_path = fs::path(directory) / meta.tokenizer.tokenizer_json_file;
+    std::optional<std::string> config;
+    if (!meta.tokenizer.tokenizer_config_file.empty())
+      config = read_text_file((fs::path(directory) / meta.tokenizer.tokenizer_config_file).string());
+    tokenizer::TextTokenizer loaded(
+        tokenizer::HfTokenizer::from_texts(read_text_file(json_path.string()), std::move(config), json_path.string()));
+    check(loaded.vocab_size() == meta.vocab_size, where, ": ", meta.tokenizer.tokenizer_json_file, " holds ",
+          loaded.vocab_size(), " tokens but \"vocab_size\" is ", meta.vocab_size);
     return loaded;
   }
   tokenizer::TextTokenizer loaded(tokenizer::Gpt2Tokenizer(tokenizer::read_gpt2_vocabulary(

@@ -91,9 +91,12 @@ DatasetTokenizerMeta read_tokenizer(const FieldReader& fields) {
   } else if (tokenizer.type == "gpt2" || tokenizer.type == "bpe") {
     tokenizer.encoder_file = fields.file_name("encoder");
     tokenizer.merges_file = fields.file_name("merges");
+  } else if (tokenizer.type == "hf") {
+    tokenizer.tokenizer_json_file = fields.file_name("tokenizer_json");
+    if (fields.contains("tokenizer_config")) tokenizer.tokenizer_config_file = fields.file_name("tokenizer_config");
   } else {
     fail(fields.where(), ": \"", fields.name("type"), "\" is \"", tokenizer.type,
-         "\"; expected \"char\", \"gpt2\" or \"bpe\"");
+         "\"; expected \"char\", \"gpt2\", \"bpe\" or \"hf\"");
   }
   return tokenizer;
 }
@@ -117,6 +120,9 @@ nlohmann::ordered_json TokenDatasetMeta::to_json() const {
   nlohmann::ordered_json tokenizer_json = {{"type", tokenizer.type}};
   if (tokenizer.type == "char") {
     tokenizer_json["characters"] = tokenizer.characters;
+  } else if (tokenizer.type == "hf") {
+    tokenizer_json["tokenizer_json"] = tokenizer.tokenizer_json_file;
+    if (!tokenizer.tokenizer_config_file.empty()) tokenizer_json["tokenizer_config"] = tokenizer.tokenizer_config_file;
   } else {
     tokenizer_json["encoder"] = tokenizer.encoder_file;
     tokenizer_json["merges"] = tokenizer.merges_file;

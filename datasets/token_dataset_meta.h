@@ -40,10 +40,12 @@ inline constexpr const char* kTokenDatasetFormat = "tinygpt-tokens-v1";
 inline constexpr const char* kTokenDatasetMetaFile = "meta.json";
 
 struct DatasetTokenizerMeta {
-  std::string type;          // "char", "gpt2" or "bpe"
+  std::string type;          // "char", "gpt2", "bpe" or "hf"
   std::string characters;    // char: CharTokenizer::serialize() of the vocabulary
   std::string encoder_file;  // gpt2, bpe: the copies of encoder.json and vocab.bpe
   std::string merges_file;
+  std::string tokenizer_json_file;    // hf: the copy of tokenizer.json
+  std::string tokenizer_config_file;  // hf: the copy of tokenizer_config.json, or empty without one
 };
 
 struct TokenSplitMeta {

@@ -52,11 +52,18 @@ bool is_unfinished_character(std::string_view text, std::size_t offset) {
 }  // namespace
 
 const char* TextTokenizer::kind() const {
-  return std::holds_alternative<CharTokenizer>(tokenizer_) ? "char" : "gpt2";
+  return std::visit(Overloaded{[](const CharTokenizer&) { return "char"; }, [](const Gpt2Tokenizer&) { return "gpt2"; },
+                               [](const HfTokenizer&) { return "hf"; }},
+                    tokenizer_);
 }
 
 nlohmann::json TextTokenizer::to_json() const {
   if (const auto* characters = as_char()) return {{"type", "char"}, {"characters", characters->serialize()}};
+  if (const auto* hf = as_hf()) {
+    nlohmann::json json = {{"type", "hf"}, {hf_tokenizer_file_name, hf->tokenizer_json()}};
+    if (hf->tokenizer_config_json()) json[hf_tokenizer_config_file_name] = *hf->tokenizer_config_json();
+    return json;
+  }
   const Gpt2VocabularyTexts texts = gpt2_vocabulary_texts(std::get<Gpt2Tokenizer>(tokenizer_).vocabulary());
   return {{"type", "bpe"}, {encoder_file_name, texts.encoder_json}, {merges_file_name, texts.vocab_bpe}};
 }
@@ -74,33 +81,70 @@ TextTokenizer TextTokenizer::from_json(const nlohmann::json& json) {
     return TextTokenizer(Gpt2Tokenizer(parse_gpt2_vocabulary({text_field(encoder_file_name), text_field(merges_file_name)},
                                                              encoder_file_name, merges_file_name)));
   }
-  throw TokenizerError("unknown tokenizer type '" + type + "' (expected 'char' or 'bpe')");
+  if (type == "hf") {
+    std::optional<std::string> config;
+    if (json.contains(hf_tokenizer_config_file_name)) config = text_field(hf_tokenizer_config_file_name);
+    return TextTokenizer(HfTokenizer::from_texts(text_field(hf_tokenizer_file_name), std::move(config),
+                                                 "the checkpoint's tokenizer.json"));
+  }
+  throw TokenizerError("unknown tokenizer type '" + type + "' (expected 'char', 'bpe' or 'hf')");
 }
 
-std::optional<int64_t> TextTokenizer::end_of_text_id() const {
-  const auto* gpt2 = std::get_if<Gpt2Tokenizer>(&tokenizer_);
-  if (!gpt2) return std::nullopt;
-  const std::optional<TokenId> id = gpt2->special_token("<|endoftext|>");
+namespace {
+
+std::optional<int64_t> widened(std::optional<TokenId> id) {
   return id ? std::optional<int64_t>(*id) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int64_t> TextTokenizer::end_of_text_id() const {
+  if (const auto* hf = as_hf()) return widened(hf->eos_id());
+  const auto* gpt2 = as_bpe();
+  return gpt2 ? widened(gpt2->special_token("<|endoftext|>")) : std::nullopt;
+}
+
+std::optional<int64_t> TextTokenizer::bos_id() const {
+  const auto* hf = as_hf();
+  return hf ? widened(hf->bos_id()) : std::nullopt;
+}
+
+std::optional<std::string> TextTokenizer::bos_token() const {
+  const auto* hf = as_hf();
+  return hf ? hf->bos_token() : std::nullopt;
+}
+
+std::optional<std::string> TextTokenizer::eos_token() const {
+  if (const auto* hf = as_hf()) return hf->eos_token();
+  return end_of_text_id() ? std::optional<std::string>("<|endoftext|>") : std::nullopt;
+}
+
+std::optional<int64_t> TextTokenizer::token_id(std::string_view text) const {
+  if (const auto* hf = as_hf()) return widened(hf->token_id(text));
+  const auto* gpt2 = as_bpe();
+  return gpt2 ? widened(gpt2->special_token(text)) : std::nullopt;
 }
 
 int64_t TextTokenizer::vocab_size() const {
   return std::visit([](const auto& tokenizer) { return static_cast<int64_t>(tokenizer.vocab_size()); }, tokenizer_);
 }
 
-std::vector<int64_t> TextTokenizer::encode(std::string_view text) const {
+std::vector<int64_t> TextTokenizer::encode(std::string_view text, bool add_special_tokens) const {
   const std::vector<TokenId> ids =
       std::visit(Overloaded{[&](const CharTokenizer& tokenizer) { return tokenizer.encode(text); },
                             [&](const Gpt2Tokenizer& tokenizer) {
                               return tokenizer.encode(text, SpecialTokens::recognised);
-                            }},
+                            },
+                            [&](const HfTokenizer& tokenizer) { return tokenizer.encode(text, add_special_tokens); }},
                  tokenizer_);
   return std::vector<int64_t>(ids.begin(), ids.end());
 }
 
-std::string TextTokenizer::decode(std::span<const int64_t> ids) const {
+std::string TextTokenizer::decode(std::span<const int64_t> ids, bool skip_special_tokens) const {
   const std::vector<TokenId> token_ids = to_token_ids(ids);
-  return std::visit([&](const auto& tokenizer) { return tokenizer.decode(token_ids); }, tokenizer_);
+  return std::visit(Overloaded{[&](const HfTokenizer& tokenizer) { return tokenizer.decode(token_ids, skip_special_tokens); },
+                               [&](const auto& tokenizer) { return tokenizer.decode(token_ids); }},
+                    tokenizer_);
 }
 
 std::string TextTokenizer::display(int64_t id) const {
@@ -128,6 +172,11 @@ std::string TextTokenizer::display(int64_t id) const {
     offset += character.length;
   }
   return shown;
+}
+
+TextTokenizer load_tokenizer_directory(const std::filesystem::path& directory) {
+  if (has_hf_tokenizer(directory)) return TextTokenizer(HfTokenizer::load(directory));
+  return TextTokenizer(Gpt2Tokenizer::load(directory));
 }
 
 std::string StreamingDecoder::push(int64_t id) {

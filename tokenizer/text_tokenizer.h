@@ -1,12 +1,14 @@
 // TextTokenizer: whichever tokenizer a model was trained with, behind one face.
 //
 // A char-level checkpoint carries its characters; a GPT-2 model uses the GPT-2
-// byte-level BPE. Sampling, evaluation and the walk-through only need to turn
+// byte-level BPE; a model from the Hugging Face hub (Llama, Qwen, SmolLM2)
+// its tokenizer.json (hf_tokenizer.h). Sampling, evaluation and the walk-through only need to turn
 // text into ids and back, and to show one token readably, so they take this.
 // Ids are int64 here, as the model's id tensors are.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +20,7 @@
 
 #include "tinygpt/tokenizer/char_tokenizer.h"
 #include "tinygpt/tokenizer/gpt2_tokenizer.h"
+#include "tinygpt/tokenizer/hf_tokenizer.h"
 
 namespace tg::tokenizer {
 
@@ -25,40 +28,65 @@ class TextTokenizer {
  public:
   explicit TextTokenizer(CharTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
   explicit TextTokenizer(Gpt2Tokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
+  explicit TextTokenizer(HfTokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
 
-  // "char" or "gpt2".
+  // "char", "gpt2" or "hf".
   const char* kind() const;
   int64_t vocab_size() const;
-  // The char-level tokenizer inside, or nullptr for GPT-2's BPE.
+  // The char-level tokenizer inside, or nullptr.
   const CharTokenizer* as_char() const { return std::get_if<CharTokenizer>(&tokenizer_); }
-  // The BPE inside, or nullptr for a char-level tokenizer.
+  // GPT-2's BPE inside (or one trained by bpe-train), or nullptr.
   const Gpt2Tokenizer* as_bpe() const { return std::get_if<Gpt2Tokenizer>(&tokenizer_); }
+  // The Hugging Face tokenizer.json inside, or nullptr.
+  const HfTokenizer* as_hf() const { return std::get_if<HfTokenizer>(&tokenizer_); }
   // The whole tokenizer as JSON, as a checkpoint carries it (so a model needs
   // no files beside it):
   //   {"type": "char", "characters": "\n !$&..."}   the characters in id order
   //   {"type": "bpe", "encoder.json": "...", "vocab.bpe": "..."}   the two files' texts
+  //   {"type": "hf", "tokenizer.json": "...", "tokenizer_config.json": "..."}   the texts (the config may be absent)
   // The text is canonical: two tokenizers are the same exactly when their
   // to_json().dump() are equal.
   nlohmann::json to_json() const;
   // Throws TokenizerError saying what is missing or malformed.
   static TextTokenizer from_json(const nlohmann::json& json);
 
-  // The id that ends a document ("<|endoftext|>", 50256 in GPT-2), when the
-  // vocabulary has one (a char-level vocabulary has none).
+  // The id that ends a document ("<|endoftext|>", 50256 in GPT-2; a Hugging
+  // Face tokenizer's eos token), when the vocabulary has one (a char-level
+  // vocabulary has none).
   std::optional<int64_t> end_of_text_id() const;
+  // What chat needs of a Hugging Face tokenizer: its bos and eos (from
+  // tokenizer_config.json), and the id of a token named by its text
+  // ("<|im_end|>", "<|eot_id|>"). For GPT-2 the eos is "<|endoftext|>" and
+  // token_id finds special tokens; a char-level tokenizer has none of these.
+  std::optional<int64_t> bos_id() const;
+  std::optional<int64_t> eos_id() const { return end_of_text_id(); }
+  std::optional<std::string> bos_token() const;
+  std::optional<std::string> eos_token() const;
+  std::optional<int64_t> token_id(std::string_view text) const;
 
   // Throws EncodeError (char-level: a character outside the vocabulary, named
-  // with its position). GPT-2's "<|endoftext|>" is recognised as its token.
-  std::vector<int64_t> encode(std::string_view text) const;
+  // with its position). GPT-2's "<|endoftext|>" and a Hugging Face
+  // tokenizer's added tokens ("<|im_end|>") are recognised as their tokens.
+  // A Hugging Face post-processor's tokens (Llama 2's "<s>" first) are added
+  // only when asked (add_special_tokens); the other kinds have none.
+  std::vector<int64_t> encode(std::string_view text) const { return encode(text, false); }
+  std::vector<int64_t> encode(std::string_view text, bool add_special_tokens) const;
   // The bytes of the tokens. Throws DecodeError naming an id out of range.
-  std::string decode(std::span<const int64_t> ids) const;
+  // skip_special_tokens leaves out a Hugging Face tokenizer's special tokens.
+  std::string decode(std::span<const int64_t> ids, bool skip_special_tokens = false) const;
   // One token for a person to read: its text with control characters escaped
   // ("\n", "\t") and bytes that are not whole UTF-8 characters as "<0xNN>".
   std::string display(int64_t id) const;
 
  private:
-  std::variant<CharTokenizer, Gpt2Tokenizer> tokenizer_;
+  std::variant<CharTokenizer, Gpt2Tokenizer, HfTokenizer> tokenizer_;
 };
+
+// The tokenizer a directory holds: a Hugging Face tokenizer.json (with its
+// tokenizer_config.json, if there) when present, else GPT-2's encoder.json and
+// vocab.bpe (or vocab.json and merges.txt). Throws TokenizerFileError naming
+// what is missing or malformed.
+TextTokenizer load_tokenizer_directory(const std::filesystem::path& directory);
 
 // Prints generated tokens as they come without splitting a UTF-8 character:
 // a BPE token can end in the middle of one (GPT-2 splits most emoji over two

@@ -328,7 +328,7 @@ TEST_CASE("opening refuses a malformed meta.json, naming the field") {
              [](auto& meta) { meta["train"]["xxh3"] = "xyz"; });
   fails_with("\"val\" is missing", [](auto& meta) { meta.erase("val"); });
   fails_with("\"train\" must be a JSON object, got array", [](auto& meta) { meta["train"] = nlohmann::json::array(); });
-  fails_with("\"tokenizer.type\" is \"word\"; expected \"char\", \"gpt2\" or \"bpe\"",
+  fails_with("\"tokenizer.type\" is \"word\"; expected \"char\", \"gpt2\", \"bpe\" or \"hf\"",
              [](auto& meta) { meta["tokenizer"]["type"] = "word"; });
   fails_with("\"tokenizer.characters\": the serialized vocabulary is not sorted",
              [](auto& meta) { meta["tokenizer"]["characters"] = "ba"; });

@@ -52,21 +52,7 @@ const pool = [
   // Added by Unicode 15.1 / 16.0 (letters, digits to tiktoken) and 17.0 (not yet).
   "\u{2EBF0}", "\u{13460}", "\u{1C89}", "\u{16130}", "\u{1CCF0}", "\u{323B0}", "\u{10940}",
 ];
-let seed = 20240229;
-function random() {  // mulberry32
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const randomTexts = [];
-for (let i = 0; i < 500; i++) {
-  const length = 1 + Math.floor(random() * 40);
-  let text = "";
-  for (let j = 0; j < length; j++) text += pool[Math.floor(random() * pool.length)];
-  randomTexts.push(text);
-}
+const randomTexts = require("./random_texts.cjs").randomTexts(pool, 500, 40, 20240229);
 
 const encoding = tiktoken.get_encoding("gpt2");
 if (idsOnly) {
