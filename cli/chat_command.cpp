@@ -72,6 +72,13 @@ void run_chat(const CLI::App& command, ChatArguments arguments) {
     if (line.empty()) continue;
     messages.push_back({{"role", "user"}, {"content", line}});
     const RenderedConversation prompt = render_conversation(format, *loaded.tokenizer, messages, "chat");
+    if (static_cast<int64_t>(prompt.ids.size()) + arguments.max_tokens > session.context()) {
+      std::cerr << "chat: the conversation (" << prompt.ids.size() << " tokens) and a reply of up to "
+                << arguments.max_tokens << " tokens do not fit the context of " << session.context()
+                << " tokens; the message was not sent: /reset starts again\n";
+      messages.erase(messages.size() - 1);
+      continue;
+    }
     tokenizer::StreamingDecoder decoder(*loaded.tokenizer);
     const auto began = std::chrono::steady_clock::now();
     const std::vector<int64_t> reply = session.reply(prompt.ids, arguments.generation, [&](int64_t id) {

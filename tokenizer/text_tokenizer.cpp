@@ -148,7 +148,12 @@ std::string TextTokenizer::decode(std::span<const int64_t> ids, bool skip_specia
 }
 
 std::string TextTokenizer::display(int64_t id) const {
-  const std::string bytes = decode(std::span<const int64_t>(&id, 1));
+  std::string bytes;
+  try {
+    bytes = decode(std::span<const int64_t>(&id, 1));
+  } catch (const DecodeError&) {  // a row of the model's table past the tokenizer (Qwen pads 267 of them)
+    return "<no token " + std::to_string(id) + ">";
+  }
   std::string shown;
   for (std::size_t offset = 0; offset < bytes.size();) {
     const Utf8Char character = decode_utf8_char(bytes, offset);

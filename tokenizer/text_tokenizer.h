@@ -76,6 +76,7 @@ class TextTokenizer {
   std::string decode(std::span<const int64_t> ids, bool skip_special_tokens = false) const;
   // One token for a person to read: its text with control characters escaped
   // ("\n", "\t") and bytes that are not whole UTF-8 characters as "<0xNN>".
+  // An id that is no token of this tokenizer (a padded row of a model's table) shows as "<no token N>".
   std::string display(int64_t id) const;
 
  private:

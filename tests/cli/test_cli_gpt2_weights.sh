@@ -65,7 +65,7 @@ cp "$vocab/vocab.bpe" "$work/hf_dir/merges.txt"
 "$tinygpt" sample --weights "$work/hf_dir" --prompt "$prompt" --tokens 20 --greedy >"$work/hf_sample.txt" \
   2>"$work/hf_sample.log" || fail "sample --weights with vocab.json: non-zero exit: $(cat "$work/hf_sample.log")"
 cmp -s "$work/hf_sample.txt" "$work/expected_sample.txt" || fail "sample --weights with vocab.json: different text"
-grep -q "BPE from $work/hf_dir" "$work/hf_sample.log" || fail "sample: did not use the directory's own vocabulary"
+grep -q "tokenizer from $work/hf_dir" "$work/hf_sample.log" || fail "sample: did not use the directory's own vocabulary"
 
 # export a tinygpt checkpoint to the Hugging Face layout and read it back: the same loss both ways.
 for _ in $(seq 40); do echo "the cat sat on the mat"; done >"$work/corpus.txt"

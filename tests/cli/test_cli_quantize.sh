@@ -63,7 +63,7 @@ expect_error "resume a quantized model" "holds int8 weights (tinygpt quantize), 
   "$tinygpt" train --resume --out "$work/int8" --data "$work/corpus.txt" --iters 50
 expect_error "fine-tune a quantized model" "fine-tune from the float32 model" \
   "$tinygpt" train --init-from "$work/int8" --data "$work/corpus.txt" --iters 2 --out "$work/tuned"
-expect_error "export a quantized model" "the Hugging Face layout holds float32 weights" \
+expect_error "export a quantized model" "export the float32 model" \
   "$tinygpt" export --ckpt "$work/bf16" --out "$work/exported"
 expect_error "sample --quantize on a quantized model" "the model's weights are bfloat16 already" \
   "$tinygpt" sample --ckpt "$work/bf16" --quantize int8 --prompt a

@@ -110,14 +110,14 @@ TEST_CASE("hf_llama: config.json maps onto the block's options") {
   CHECK(llama.info.eos_token_ids == std::vector<int64_t>{301, 304});
 
   const LoadedHfModel mistral = load_hf_model((kFixtures / "mistral").string());
-  CHECK(mistral.model->config().block_size == 32);  // max_position_embeddings 64, sliding_window 32
-  CHECK(mistral.info.note.find("sliding window of 32 tokens") != std::string::npos);
+  CHECK(mistral.model->config().block_size == 96);  // max_position_embeddings 128, sliding_window 96
+  CHECK(mistral.info.note.find("sliding window of 96 tokens") != std::string::npos);
   CHECK(mistral.model->config().kv_heads() == 1);
 
   const LoadedHfModel qwen2 = load_hf_model((kFixtures / "qwen2").string());
   CHECK(qwen2.model->config().bias == nn::BiasMode::Qkv);
   CHECK(qwen2.model->config().tie_embeddings);
-  CHECK(qwen2.model->config().block_size == 64);  // use_sliding_window false: the window is not used
+  CHECK(qwen2.model->config().block_size == 128);  // use_sliding_window false: the window (64) is not used
 
   const LoadedHfModel qwen3 = load_hf_model((kFixtures / "qwen3").string());
   CHECK(qwen3.model->config().qk_norm);
@@ -183,7 +183,7 @@ TEST_CASE("hf_llama: a broken directory is refused naming the file and the field
   check_refused("llama", [](Json& c) { c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; }, {},
                 "config.json", "\"rope_scaling\" of type \"yarn\" is not implemented");
   check_refused("qwen2", [](Json& c) { c["use_sliding_window"] = true; }, {}, "config.json",
-                "\"use_sliding_window\" with a window of 32 tokens");
+                "\"use_sliding_window\" with a window of 64 tokens");
   check_refused("llama", [](Json& c) { c["hidden_act"] = "gelu"; }, {}, "config.json", "\"hidden_act\"");
   check_refused("llama", [](Json& c) { c.erase("hidden_size"); }, {}, "config.json", "\"hidden_size\" is missing");
   check_refused("llama", [](Json& c) { c["attention_bias"] = true; }, {}, "config.json", "\"attention_bias\": true");

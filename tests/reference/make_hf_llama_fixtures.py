@@ -58,25 +58,25 @@ NODE_PATH = os.environ.get("NODE_PATH", os.path.join(ROOT, "build", "npm", "node
 CORPUS = open(os.path.join(ROOT, "..", "shared", "data", "tinyshakespeare.txt"), encoding="utf-8").read()[:20000]
 TEXT_PROMPT = "ROMEO: What light through yonder window"
 
-VOCAB, CHANNELS, LAYERS, CONTEXT, TIME = 320, 32, 2, 64, 24
+VOCAB, CHANNELS, LAYERS, CONTEXT, TIME = 320, 32, 2, 128, 24
 
 FAMILIES = {
     "llama": dict(architecture="LlamaForCausalLM", model_type="llama", dtype="BF16", shards=2, seed=3001, tokenizer="llama3",
                   n_head=4, n_kv_head=2, head_dim=8, mlp_hidden=64, qk_norm=False, bias="none",
-                  tie_embeddings=False, rope_base=500000.0, rope_scaling="llama3:8,1,4,32", norm_eps=1e-5,
+                  tie_embeddings=False, rope_base=500000.0, rope_scaling="llama3:8,1,4,64", norm_eps=1e-5,
                   extra={"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                          "high_freq_factor": 4.0, "original_max_position_embeddings": 32},
+                                          "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
                          "bos_token_id": 300, "eos_token_id": [301, 304], "attention_bias": False, "mlp_bias": False,
                          "pretraining_tp": 1}),
     "mistral": dict(architecture="MistralForCausalLM", model_type="mistral", dtype="F16", shards=1, seed=3002,
                     tokenizer="sentencepiece",
                     n_head=4, n_kv_head=1, head_dim=8, mlp_hidden=80, qk_norm=False, bias="none",
                     tie_embeddings=False, rope_base=10000.0, rope_scaling="none", norm_eps=1e-5,
-                    extra={"sliding_window": 32, "bos_token_id": 1, "eos_token_id": 2}),
+                    extra={"sliding_window": 96, "bos_token_id": 1, "eos_token_id": 2}),
     "qwen2": dict(architecture="Qwen2ForCausalLM", model_type="qwen2", dtype="BF16", shards=1, seed=3003, tokenizer="qwen",
                   n_head=4, n_kv_head=2, head_dim=8, mlp_hidden=64, qk_norm=False, bias="qkv",
                   tie_embeddings=True, rope_base=1000000.0, rope_scaling="none", norm_eps=1e-6,
-                  extra={"use_sliding_window": False, "sliding_window": 32, "max_window_layers": 2,
+                  extra={"use_sliding_window": False, "sliding_window": 64, "max_window_layers": 2,
                          "bos_token_id": 300, "eos_token_id": 302}),
     "qwen3": dict(architecture="Qwen3ForCausalLM", model_type="qwen3", dtype="BF16", shards=2, seed=3004, tokenizer="qwen",
                   n_head=4, n_kv_head=2, head_dim=16, mlp_hidden=48, qk_norm=True, bias="none",
@@ -158,11 +158,19 @@ def rust_tokenizers(tokenizer_json, action, argument):
     return json.loads(result.stdout)
 
 
-def write_tokenizer(c, directory):
+def make_tokenizer(c):
     if c["tokenizer"] == "sentencepiece":
-        tokenizer, config = hf_fixture_tokenizers.sentencepiece(CORPUS)
-    else:
-        tokenizer, config = hf_fixture_tokenizers.byte_level(c["tokenizer"], CORPUS)
+        return hf_fixture_tokenizers.sentencepiece(CORPUS)
+    return hf_fixture_tokenizers.byte_level(c["tokenizer"], CORPUS)
+
+
+def tokenizer_size(c):
+    tokenizer, _ = make_tokenizer(c)
+    return max(list(tokenizer["model"]["vocab"].values()) + [t["id"] for t in tokenizer["added_tokens"]]) + 1
+
+
+def write_tokenizer(c, directory):
+    tokenizer, config = make_tokenizer(c)
     with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tokenizer, f, ensure_ascii=False, indent=1)
     with open(os.path.join(directory, "tokenizer_config.json"), "w", encoding="utf-8") as f:
@@ -175,12 +183,16 @@ def make_family(name, directory):
     modern.VOCAB, modern.CHANNELS, modern.LAYERS = VOCAB, CHANNELS, LAYERS
     generator = torch.Generator().manual_seed(c["seed"])
     params = modern.random_parameters(c, generator)
-    if c["tokenizer"] == "sentencepiece":
-        # Random weights pick byte-fallback tokens (256 of the 320 rows) most of the time, and bytes that are
-        # not UTF-8 print as Hugging Face's U+FFFD but as themselves on a terminal: shrink those rows of the
-        # head so the greedy text is made of words.
-        with torch.no_grad():
-            params["lm_head.weight"][3:259] *= 0.05
+    head = params["wte.weight"] if c["tie_embeddings"] else params["lm_head.weight"]
+    with torch.no_grad():
+        # Rows past the tokenizer's last id are padding, as in Qwen's published tables (151,936 rows for
+        # 151,669 tokens): a trained model never picks them, so the fixture's head gives them nothing.
+        head[tokenizer_size(c):] = 0
+        if c["tokenizer"] == "sentencepiece":
+            # Random weights pick byte-fallback tokens (256 of the 320 rows) most of the time, and bytes that
+            # are not UTF-8 print as Hugging Face's U+FFFD but as themselves on a terminal: shrink those rows
+            # so the greedy text is made of words.
+            head[3:259] *= 0.05
     stored_dtype = TORCH_DTYPE[c["dtype"]]
     hf = hf_tensors({k: v.detach() for k, v in params.items()}, c)
     # Qwen3's fixture keeps its final norm in F32 among BF16 matrices: files may mix dtypes.
@@ -239,6 +251,7 @@ def make_family(name, directory):
     text_ids = rust_tokenizers(tokenizer_json, "encode", TEXT_PROMPT)
     text_greedy, text_gap = greedy(back, c, text_ids, 8)
     assert text_gap > 1e-4, f"{name}: greedy decoding of the text prompt has a near tie ({text_gap})"
+    assert max(text_greedy) < tokenizer_size(c), f"{name}: the greedy text picks a padding row"
     # Generation stops at config.json's eos ids: the text is what comes before the first.
     eos = c["extra"]["eos_token_id"]
     eos = eos if isinstance(eos, list) else [eos]
