@@ -7,6 +7,12 @@
 //   tinygpt tokenize --show < text           one token per line: id, then the
 //                                            token as GPT-2 writes it ('Ġworld')
 //   tinygpt tokenize --decode < ids          the text of whitespace-separated ids
+//   tinygpt tokenize --vocab DIR --chat conversation.json [--show]
+//                                            the ids of a conversation ({"messages": [...]})
+//                                            rendered with DIR's chat template and the
+//                                            generation prompt, as Hugging Face's
+//                                            apply_chat_template(..., tokenize=True,
+//                                            add_generation_prompt=True); --show prints the text
 //
 // --vocab DIR (--gpt2 DIR is the same) holds encoder.json + vocab.bpe or
 // vocab.json + merges.txt, or a Hugging Face tokenizer.json (Llama, Qwen,
@@ -19,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/chat_format.h"
 #include "cli/commands.h"
 #include "cli/data_paths.h"
 #include "cli/token_ids.h"
@@ -37,6 +44,7 @@ struct TokenizeOptions {
   bool decode = false;
   bool show = false;
   bool special = false;
+  std::string chat_file;
 };
 
 std::string read_stdin() {
@@ -54,12 +62,38 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
+// The ids space-separated on one line, or only their number.
+void print_ids(const std::vector<tokenizer::TokenId>& ids, bool count) {
+  if (count) {
+    std::cout << ids.size() << "\n";
+    return;
+  }
+  std::string line;
+  line.reserve(ids.size() * 6);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) line += ' ';
+    line += std::to_string(ids[i]);
+  }
+  std::cout << line << "\n";
+}
+
 void run_tokenize(const TokenizeOptions& options) {
   const std::string directory =
       options.gpt2_directory.empty() ? default_gpt2_vocab_dir("tokenize") : options.gpt2_directory;
   const tokenizer::TextTokenizer loaded = tokenizer::load_tokenizer_directory(directory);
   const tokenizer::Gpt2Tokenizer* gpt2 = loaded.as_bpe();
   const tokenizer::HfTokenizer* hf = loaded.as_hf();
+  if (!options.chat_file.empty()) {
+    const ChatFormat format = chat_format_for(loaded, {});
+    const RenderedConversation rendered =
+        render_conversation(format, loaded, read_conversation_file(options.chat_file, "tokenize"), "tokenize");
+    if (options.show) {
+      std::cout << rendered.text << std::flush;
+      return;
+    }
+    print_ids(std::vector<tokenizer::TokenId>(rendered.ids.begin(), rendered.ids.end()), options.count);
+    return;
+  }
   const std::string input = options.input_file.empty() ? read_stdin() : read_text_file(options.input_file);
 
   if (options.decode) {
@@ -69,20 +103,12 @@ void run_tokenize(const TokenizeOptions& options) {
   }
   const auto specials = options.special ? tokenizer::SpecialTokens::recognised : tokenizer::SpecialTokens::as_text;
   const std::vector<tokenizer::TokenId> ids = hf ? hf->encode(input, options.special) : gpt2->encode(input, specials);
-  if (options.count) {
-    std::cout << ids.size() << "\n";
-  } else if (options.show) {
+  if (options.show) {
     for (tokenizer::TokenId id : ids)
       std::cout << id << "\t" << quoted(hf ? hf->token_text(id) : gpt2->token_text(id)) << "\n";
-  } else {
-    std::string line;
-    line.reserve(ids.size() * 6);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (i > 0) line += ' ';
-      line += std::to_string(ids[i]);
-    }
-    std::cout << line << "\n";
+    return;
   }
+  print_ids(ids, options.count);
 }
 
 }  // namespace
@@ -105,6 +131,11 @@ void add_tokenize_command(CLI::App& app) {
   command->add_flag("--special", options->special,
                     "GPT-2: encode <|endoftext|> as its special id, not as text; tokenizer.json: add the "
                     "post-processor's special tokens (Llama 2's <s>)");
+  CLI::Option* chat = command->add_option("--chat", options->chat_file,
+                                          "A conversation ({\"messages\": [{\"role\", \"content\"}, ...]}): print the ids "
+                                          "of it rendered with the chat template and the generation prompt (--show: the text)")
+                          ->type_name("FILE.json");
+  chat->excludes(decode);
   count->excludes(show)->excludes(decode);
   show->excludes(decode);
   command->callback([options] { run_tokenize(*options); });

@@ -62,6 +62,29 @@ for family in llama mistral qwen2 qwen3; do
   [[ ${reset:-1} -eq 0 ]] || fail "$family: chat: after /reset the cache still served $reset tokens"
 done
 
+# tokenize --chat: the ids of Hugging Face's apply_chat_template(..., tokenize=True, add_generation_prompt=True)
+# with the real Llama 3 and Qwen 3 tokenizers and templates (tests/reference/make_chat_ids_fixture.py).
+python3 - "$work" <<'PY'
+import json, sys
+fixture = json.load(open("tests/fixtures/tokenizer/chat_ids.json"))
+json.dump({"messages": fixture["messages"]}, open(sys.argv[1] + "/conversation.json", "w"))
+for index, case in enumerate(fixture["cases"]):
+    open(f"{sys.argv[1]}/chat_ids_{index}.txt", "w").write(" ".join(map(str, case["ids"])) + "\n")
+    open(f"{sys.argv[1]}/chat_text_{index}.txt", "w").write(case["rendered"])
+    open(f"{sys.argv[1]}/chat_tokenizer_{index}.txt", "w").write(case["tokenizer"])
+PY
+for index in 0 1; do
+  npm_dir=build/npm/node_modules/$(cat "$work/chat_tokenizer_$index.txt")/models
+  "$tinygpt" tokenize --vocab "$npm_dir" --chat "$work/conversation.json" >"$work/chat_ids.txt" 2>"$work/err" \
+    || fail "tokenize --chat ($npm_dir): $(cat "$work/err")"
+  cmp -s "$work/chat_ids.txt" "$work/chat_ids_$index.txt" || fail "tokenize --chat ($npm_dir): ids differ from HF's"
+  "$tinygpt" tokenize --vocab "$npm_dir" --chat "$work/conversation.json" --show >"$work/chat_text.txt" 2>/dev/null
+  cmp -s "$work/chat_text.txt" "$work/chat_text_$index.txt" || fail "tokenize --chat --show ($npm_dir): text differs"
+done
+printf '{"messages": [{"role": "user"}]}' >"$work/bad_conversation.json"
+expect_error "tokenize --chat without content" "message 0 must be an object with a \"role\" and a \"content\" string" \
+  "$tinygpt" tokenize --vocab tests/fixtures/hf_llama/qwen3 --chat "$work/bad_conversation.json"
+
 # Export in bf16 and read back: the fixtures' BF16 weights come back as they were (the same greedy text);
 # the tokenizer files go along.
 llama=tests/fixtures/hf_llama/llama
