@@ -231,3 +231,14 @@ TEST_CASE("TextTokenizer carries a Hugging Face tokenizer through to_json/from_j
   CHECK(llama2.bos_id() == 1);
   CHECK(TextTokenizer::from_json(llama2.to_json()).to_json().dump() == llama2.to_json().dump());
 }
+
+TEST_CASE("streaming a Llama 2 generation keeps the spaces a lone token's decode drops") {
+  const TextTokenizer llama2(hf("llama2"));
+  const std::string text = "Hello world, caf\xC3\xA9 \xF0\x9F\x98\x80 done";
+  StreamingDecoder stream(llama2);
+  std::string printed;
+  for (const int64_t id : llama2.encode(text)) printed += stream.push(id);
+  printed += stream.finish();
+  CHECK(printed == text);
+  CHECK(llama2.display(*llama2.token_id("\xE2\x96\x81world")) == " world");
+}
