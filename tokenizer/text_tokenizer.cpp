@@ -147,10 +147,20 @@ std::string TextTokenizer::decode(std::span<const int64_t> ids, bool skip_specia
                     tokenizer_);
 }
 
+std::string TextTokenizer::continuation_bytes(int64_t id) const {
+  const std::string alone = decode(std::span<const int64_t>(&id, 1));
+  if (!as_hf()) return alone;
+  // A decoder's rules for the start of a text (Strip, Metaspace) apply to the first token only: the
+  // token after itself shows what it adds anywhere else.
+  const int64_t twice[2] = {id, id};
+  const std::string both = decode(twice);
+  return both.size() >= alone.size() && both.compare(0, alone.size(), alone) == 0 ? both.substr(alone.size()) : alone;
+}
+
 std::string TextTokenizer::display(int64_t id) const {
   std::string bytes;
   try {
-    bytes = decode(std::span<const int64_t>(&id, 1));
+    bytes = continuation_bytes(id);
   } catch (const DecodeError&) {  // a row of the model's table past the tokenizer (Qwen pads 267 of them)
     return "<no token " + std::to_string(id) + ">";
   }
@@ -185,7 +195,8 @@ TextTokenizer load_tokenizer_directory(const std::filesystem::path& directory) {
 }
 
 std::string StreamingDecoder::push(int64_t id) {
-  pending_ += tokenizer_.decode(std::span<const int64_t>(&id, 1));
+  pending_ += printed_any_ ? tokenizer_.continuation_bytes(id) : tokenizer_.decode(std::span<const int64_t>(&id, 1));
+  printed_any_ = true;
   std::size_t complete = 0;  // pending_[0, complete) can be printed
   while (complete < pending_.size()) {
     if (is_unfinished_character(pending_, complete)) break;

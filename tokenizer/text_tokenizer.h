@@ -78,6 +78,10 @@ class TextTokenizer {
   // ("\n", "\t") and bytes that are not whole UTF-8 characters as "<0xNN>".
   // An id that is no token of this tokenizer (a padded row of a model's table) shows as "<no token N>".
   std::string display(int64_t id) const;
+  // The bytes one token adds to a text it continues. decode() of a lone token
+  // can differ: Llama 2's decoder drops the space that starts a text, so
+  // "▁world" alone is "world" but " world" after another token.
+  std::string continuation_bytes(int64_t id) const;
 
  private:
   std::variant<CharTokenizer, Gpt2Tokenizer, HfTokenizer> tokenizer_;
@@ -101,7 +105,8 @@ class StreamingDecoder {
 
  private:
   const TextTokenizer& tokenizer_;
-  std::string pending_;  // bytes decoded but not yet printed
+  std::string pending_;      // bytes decoded but not yet printed
+  bool printed_any_ = false;  // a token came before: the next continues the text
 };
 
 }  // namespace tg::tokenizer
