@@ -474,6 +474,8 @@ SNIPPETS = [
     ("whitespace_minus_and_plus", "text {{ 'a' -}}\n   \n {{- 'b' }} {%- if true %} c {% endif -%}   d\na{%- if true +%} b {%+ endif -%}c", {}),
     ("whitespace_loop_with_trim", "{% for m in [1,2] -%}\n  [{{ m }}]\n{% endfor -%}\nend\n{%- for m in ms -%}\n{%- if loop.first and m.role != 'system' -%}<sys>\n{% endif -%}\n{{ m.role }}: {{ m.content }}\n{% endfor -%}", {"ms": [{"role": "user", "content": "hey"}, {"role": "assistant", "content": "ho"}]}),
     ("string_escape_edge_cases", "{{ '\\x41\\101\\0|' }}{{ 'a\\\nb' }}|{{ 'é\\é' }}", {}),
+    ("odd_even_on_floats_and_bools", "{{ 5.0 is odd }} {{ 4.0 is even }} {{ true is odd }} {{ 7.5 is divisibleby 2.5 }} {{ -3 is odd }}", {}),
+    ("select_and_map_on_false_values", "{{ false|select|list }} {{ 0|map(attribute='x')|list }} {{ none|selectattr('a')|list }} {{ ''|reject|list }}", {}),
     # errors jinja2 raises, which we must raise too
     ("error_raise_exception", "{% if x %}{{ raise_exception('Conversation roles must alternate!') }}{% endif %}", {"x": True}),
     ("error_undefined_method", "{{ 'abc'.nosuch() }}", {}),
@@ -491,6 +493,9 @@ SNIPPETS = [
     ("error_syntax_bad_expression", "{{ 1 + }}", {}),
     ("error_element_of_empty_list", "{{ xs[0].role }}", {"xs": []}),
     ("error_attribute_of_missing_key", "{{ d.a.b }}", {"d": {}}),
+    ("error_zero_to_negative_power", "{{ 0 ** -1 }}", {}),
+    ("error_unhashable_in_dict", "{{ [1] in {'a': 1} }}", {}),
+    ("error_odd_of_string", "{{ 'a' is odd }}", {}),
     ("error_iterate_integer", "{% for x in 5 %}{% endfor %}", {}),
     ("error_length_of_none", "{{ none|length }}", {}),
     ("error_compare_str_int", "{{ 'a' < 1 }}", {}),
