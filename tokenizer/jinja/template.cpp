@@ -189,7 +189,9 @@ class Evaluator {
       }
       items = std::move(kept);
     }
-    if (items.empty()) return execute(stmt.else_body, frame);
+    // jinja2 runs the else block unless some iteration reached the end of the
+    // body: with no items, and also when every iteration ended in break or continue.
+    bool completed_an_iteration = false;
     const auto length = static_cast<int64_t>(items.size());
     for (int64_t index = 0; index < length; ++index) {
       budget_.spend_iteration();
@@ -197,9 +199,12 @@ class Evaluator {
       assign(stmt.targets, items[static_cast<std::size_t>(index)], scope);
       scope.variables["loop"] = loop_object(items, index);
       const Flow flow = execute(stmt.body, scope);
+      if (flow == Flow::Normal) completed_an_iteration = true;
       if (flow == Flow::Break) break;
     }
-    return Flow::Normal;
+    if (completed_an_iteration) return Flow::Normal;
+    Frame else_scope{{}, &frame};  // like the body, the else block keeps its `set`s to itself
+    return execute(stmt.else_body, else_scope);
   }
 
   static Value loop_object(const std::vector<Value>& items, int64_t index) {
