@@ -29,9 +29,11 @@ ordered_json read_fixture(const std::string& name) {
   return ordered_json::parse(text.str());
 }
 
-// Checks that `render` fails as jinja2 did in `error` ({"type", "message"}).
+// Checks that `render` fails as jinja2 did in `error` ({"type", "message"}):
+// with the same message, except for syntax errors and the few failures whose
+// wording is ours (`own_words`).
 template <class Render>
-void check_refused(const ordered_json& error, Render render) {
+void check_refused(const ordered_json& error, Render render, bool own_words = false) {
   const std::string type = error["type"];
   const std::string message = error["message"];
   try {
@@ -42,8 +44,8 @@ void check_refused(const ordered_json& error, Render render) {
     CHECK(raised.template_message() == message);
   } catch (const TemplateError& refused) {
     CHECK_MESSAGE(type != "TemplateError", "jinja2 raised through raise_exception, we did not: " << refused.what());
-    // An undefined value is reported in jinja2's words.
-    if (type == "UndefinedError") CHECK(refused.description() == message);
+    const bool syntax = type == "TemplateSyntaxError" || type == "SyntaxError";
+    if (!syntax && !own_words) CHECK(refused.description() == message);
   }
 }
 
@@ -118,7 +120,9 @@ TEST_CASE("chat template jinja: every snippet renders (or fails) as in jinja2") 
         FAIL("threw " << error.what());
       }
     } else {
-      check_refused(c["error"], rendered);
+      // jinja2's sandbox and Python's % formatting speak of things we do not have.
+      const bool own_words = name == "error_mutating_method" || name == "error_odd_of_string";
+      check_refused(c["error"], rendered, own_words);
     }
   }
 }

@@ -152,6 +152,9 @@ Value binary_operation(const std::string& op, const Value& left, const Value& ri
     if (right_sequence && left.is_integral()) return repeat(right, left.as_integer(), budget);
   }
   if (op == "%" && left.is_string()) throw Failure("string formatting with '%' is not supported");
+  if (op == "+" && (left.is_string() || (left.is_list() && !left.as_list().is_generator)))  // Python's words
+    throw Failure("can only concatenate " + left.type_name() + " (not \"" + right.type_name() + "\") to " +
+                  left.type_name());
   unsupported(op, left, right);
 }
 

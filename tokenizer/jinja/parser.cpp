@@ -146,7 +146,7 @@ class Parser {
     if (name == "macro") return parse_macro(tag.line);
     if (name == "break" || name == "continue") {
       // As jinja2 refuses when compiling: only in a loop's body (not its else, not a macro's body).
-      if (loop_depth_ == 0) throw TemplateError(name_, tag.line, "'" + name + "' outside of a loop");
+      if (loop_depth_ == 0) throw TemplateError(name_, tag.line, "'" + name + "' outside loop");
       expect(Kind::BlockEnd, "'%}'");
       return statement(name == "break" ? Stmt::Kind::Break : Stmt::Kind::Continue, tag.line);
     }
