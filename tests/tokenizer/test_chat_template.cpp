@@ -179,6 +179,9 @@ TEST_CASE("chat template jinja: hostile templates end in an error, not a hang or
   CHECK(failure("{% set s = 'é' * 5000000 %}{% for c in s %}{% endfor %}").find("items exceeds the limit") !=
         std::string::npos);
   CHECK(failure("{{ ('é' * 5000000)|list|length }}").find("items exceeds the limit") != std::string::npos);
+  // Text written and thrown away (a block set in a loop) is work too.
+  CHECK(failure("{% set s = 'x' * 1000000 %}{% for i in range(1000) %}{% set t %}{{ s }}{% endset %}{% endfor %}")
+            .find("bytes of strings and lists") != std::string::npos);
   // Recursion: a macro calling itself, lists nested in a loop.
   CHECK(failure("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}").find("macros nest more than") !=
         std::string::npos);

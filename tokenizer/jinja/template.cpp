@@ -19,6 +19,7 @@ namespace {
 // Recursion of the evaluator (expressions, statements, macro calls) past this
 // is refused before it can overflow the stack.
 constexpr int kMaxEvaluationDepth = 1000;
+
 struct Frame {
   std::unordered_map<std::string, Value> variables;
   const Frame* parent = nullptr;
@@ -81,9 +82,12 @@ class Evaluator {
     }
   }
 
+  // Appends to the output (or to the macro call or block set being captured).
+  // Each write is work too: a loop of block sets discards what it writes.
   void write(const std::string& text) {
     if (output_->size() + text.size() > budget_.limits().max_output_bytes)
       throw Failure("the output exceeds " + std::to_string(budget_.limits().max_output_bytes) + " bytes");
+    budget_.spend_scan(text.size());
     *output_ += text;
   }
 
