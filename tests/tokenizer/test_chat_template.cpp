@@ -223,6 +223,20 @@ TEST_CASE("chat template jinja: render_chat passes Hugging Face's variables") {
   CHECK_THROWS_AS(render_chat(chatml_template(), ordered_json::object()), TemplateError);
 }
 
+TEST_CASE("chat template jinja: Qwen3's tokenizer_config.json gives the template its fixture renders") {
+  std::ifstream file(kFixtures / "qwen3_tokenizer_config.json", std::ios::binary);
+  std::ostringstream config;
+  config << file.rdbuf();
+  const std::optional<std::string> found = chat_template_from_config(config.str());
+  REQUIRE(found.has_value());
+  CHECK(*found == read_fixture("qwen3.json")["template"].get<std::string>());
+  ChatTemplateOptions options;
+  options.eos_token = "<|im_end|>";
+  options.add_generation_prompt = true;
+  CHECK(render_chat(*found, ordered_json::parse(R"([{"role": "user", "content": "Hi"}])"), options) ==
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+}
+
 TEST_CASE("chat template jinja: the template is found in tokenizer_config.json") {
   CHECK(chat_template_from_config(R"({"chat_template": "{{ x }}", "eos_token": "</s>"})") == "{{ x }}");
   CHECK(chat_template_from_config(R"({"chat_template": [{"name": "tool_use", "template": "T"},
