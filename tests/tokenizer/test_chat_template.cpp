@@ -220,6 +220,9 @@ TEST_CASE("chat template jinja: render_chat passes Hugging Face's variables") {
   CHECK(render_chat("{{ bos_token }}{{ tools[0].name }} {{ enable_thinking }} {{ add_generation_prompt }}", messages,
                     options) == "<s>f False False");
   CHECK(render_chat(chatml_template(), messages, options) == "<|im_start|>user\nhi<|im_end|>\n");
+  // Parsed once, rendered twice.
+  const jinja::Template chatml(chatml_template(), "ChatML");
+  CHECK(render_chat(chatml, messages, options) == render_chat(chatml, messages, options));
   CHECK_THROWS_AS(render_chat(chatml_template(), ordered_json::object()), TemplateError);
 }
 
