@@ -26,7 +26,7 @@ namespace tg::tokenizer {
 using jinja::TemplateError;        // a template that fails: syntax, unsupported construct, limit
 using jinja::TemplateRaisedError;  // the template refused the conversation with raise_exception
 
-// What apply_chat_template passes besides the messages. A token left empty is
+// What apply_chat_template passes besides the messages. A token left unset is
 // not passed (undefined in the template), as Hugging Face leaves out special
 // tokens a tokenizer does not have.
 struct ChatTemplateOptions {
