@@ -390,6 +390,7 @@ SNIPPETS = [
     ("comment_removed", "a{# note #}b", {}),
     ("comment_trim_and_lstrip", "a\n  {# note #}\nb", {}),
     ("comment_minus", "a  {#- note -#}  b", {}),
+    ("unicode_whitespace_control", "a\u3000\u00a0{%- if true -%}\u2003 b \u3000{%- endif %}|x\n\u3000 {% if true %}y{% endif %}|\u3000{#- c #}z", {}),
     ("for_with_trim_blocks", "{% for x in xs %}\n{{ x }}\n{% endfor %}\n", {"xs": [1, 2, 3]}),
     ("for_minus_everywhere", "{%- for x in xs -%}\n  {{ x }},\n{%- endfor %}", {"xs": ["a", "b"]}),
     ("block_end_plus_keeps_newline", "{% if true +%}\nx{% endif %}", {}),
