@@ -505,6 +505,7 @@ SNIPPETS = [
     ("error_odd_of_string", "{{ 'a' is odd }}", {}),
     ("error_break_outside_loop", "{% for x in [1] %}{% else %}{% break %}{% endfor %}", {}),
     ("error_inline_if_as_if_test", "{% if 1 if true else 0 %}x{% endif %}", {}),
+    ("error_set_attribute_on_loop", "{% for x in [1] %}{% set loop.x = 1 %}{% endfor %}", {}),
     ("error_iterate_integer", "{% for x in 5 %}{% endfor %}", {}),
     ("error_length_of_none", "{{ none|length }}", {}),
     ("error_compare_str_int", "{{ 'a' < 1 }}", {}),

@@ -230,7 +230,7 @@ class Evaluator {
            return args.positional[static_cast<std::size_t>(index) % args.positional.size()];
          })},
     };
-    return Value::namespace_(std::move(fields));
+    return Value::dict(std::move(fields));  // a dict, not a namespace: `set loop.x` is refused as in jinja2
   }
 
   Value macro(const Stmt& stmt) {
