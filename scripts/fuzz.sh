@@ -24,7 +24,8 @@ if [[ "${1:-}" == "--long" ]]; then
 fi
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
-  harnesses=(safetensors checkpoint quantized_decode hf_config token_meta gpt2_vocabulary bpe_encoder char_tokenizer)
+  harnesses=(safetensors checkpoint quantized_decode hf_config token_meta gpt2_vocabulary bpe_encoder char_tokenizer
+             chat_template)
 fi
 
 # The longest input a harness is given while fuzzing: its largest seed fits (a
@@ -32,7 +33,7 @@ fi
 max_len() {
   case $1 in
     checkpoint | quantized_decode) echo 16384 ;;
-    safetensors | gpt2_vocabulary) echo 8192 ;;
+    safetensors | gpt2_vocabulary | chat_template) echo 8192 ;;
     *) echo 4096 ;;
   esac
 }

@@ -2,14 +2,17 @@
 #include "tinygpt/tokenizer/chat_template.h"
 
 #include "tinygpt/tensor/io/bounded_json.h"
-#include "tinygpt/tokenizer/jinja/template.h"
 
 namespace tg::tokenizer {
 
 std::string render_chat(std::string_view template_text, const nlohmann::ordered_json& messages,
                         const ChatTemplateOptions& options) {
-  const jinja::Template chat(template_text, options.template_name);
-  if (!messages.is_array()) throw TemplateError(options.template_name, 1, "the messages must be a JSON array");
+  return render_chat(jinja::Template(template_text, options.template_name), messages, options);
+}
+
+std::string render_chat(const jinja::Template& chat, const nlohmann::ordered_json& messages,
+                        const ChatTemplateOptions& options) {
+  if (!messages.is_array()) throw TemplateError(chat.name(), 1, "the messages must be a JSON array");
   // The variables in the order apply_chat_template builds them:
   // messages, tools, documents, add_generation_prompt, special tokens, kwargs.
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();
@@ -20,7 +23,7 @@ std::string render_chat(std::string_view template_text, const nlohmann::ordered_
   if (options.bos_token) variables["bos_token"] = *options.bos_token;
   if (options.eos_token) variables["eos_token"] = *options.eos_token;
   if (!options.extra_variables.is_object())
-    throw TemplateError(options.template_name, 1, "the extra variables must be a JSON object");
+    throw TemplateError(chat.name(), 1, "the extra variables must be a JSON object");
   for (const auto& [key, value] : options.extra_variables.items()) variables[key] = value;
   return chat.render(variables, options.limits);
 }

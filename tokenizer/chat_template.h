@@ -19,13 +19,14 @@
 
 #include "tinygpt/tokenizer/jinja/errors.h"
 #include "tinygpt/tokenizer/jinja/limits.h"
+#include "tinygpt/tokenizer/jinja/template.h"
 
 namespace tg::tokenizer {
 
 using jinja::TemplateError;        // a template that fails: syntax, unsupported construct, limit
 using jinja::TemplateRaisedError;  // the template refused the conversation with raise_exception
 
-// What apply_chat_template passes besides the messages. A token left empty is
+// What apply_chat_template passes besides the messages. A token left unset is
 // not passed (undefined in the template), as Hugging Face leaves out special
 // tokens a tokenizer does not have.
 struct ChatTemplateOptions {
@@ -47,6 +48,10 @@ struct ChatTemplateOptions {
 // least "role" and "content"). Throws TemplateError, or TemplateRaisedError
 // when the template rejects the conversation (e.g. roles that do not alternate).
 std::string render_chat(std::string_view template_text, const nlohmann::ordered_json& messages,
+                        const ChatTemplateOptions& options = {});
+// The same with a template parsed once (jinja::Template(text, name)), for a
+// caller that renders many conversations; options.template_name is not used.
+std::string render_chat(const jinja::Template& chat, const nlohmann::ordered_json& messages,
                         const ChatTemplateOptions& options = {});
 
 // The ChatML template Hugging Face used for models without one:

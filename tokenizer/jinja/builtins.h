@@ -67,6 +67,15 @@ bool is_python_space(char32_t code_point);
 // Python's str.strip/lstrip/rstrip: `chars` null strips whitespace.
 std::string strip(const std::string& text, const std::string* chars, bool left, bool right);
 
+// globals.cpp: range, namespace, dict and raise_exception, by name.
+std::vector<std::pair<std::string, Value>> global_functions(Budget& budget);
+
+// What raise_exception(message) throws, on its way to a TemplateRaisedError.
+class RaisedFailure : public Failure {
+ public:
+  using Failure::Failure;
+};
+
 // Raises the Failure of using an undefined value (jinja2's UndefinedError).
 [[noreturn]] void fail_undefined(const Value& undefined);
 

@@ -51,6 +51,7 @@ Value select_or_reject(const Value& sequence, const CallArgs& args, bool by_attr
   test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(std::min(next, args.positional.size())),
                               args.positional.end());
   std::vector<Value> kept;
+  if (!sequence.truthy()) return Value::generator({});  // jinja2 yields nothing for a false value, iterable or not
   for (const Value& element : iterate(sequence, budget)) {
     const Value subject = by_attribute ? lookup_path(element, path, budget) : element;
     const bool passes = test.empty() ? subject.truthy() : apply_test(test, subject, test_args);
@@ -62,6 +63,7 @@ Value select_or_reject(const Value& sequence, const CallArgs& args, bool by_attr
 
 Value map_filter(const Value& sequence, const CallArgs& args, Budget& budget) {
   std::vector<Value> mapped;
+  if (!sequence.truthy()) return Value::generator({});  // as select: nothing for a false value
   const Value* attribute = nullptr;
   for (const auto& keyword : args.keywords)
     if (keyword.first == "attribute") attribute = &keyword.second;

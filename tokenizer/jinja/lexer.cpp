@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "tinygpt/tokenizer/jinja/builtins.h"
 #include "tinygpt/tokenizer/jinja/errors.h"
 #include "tinygpt/tokenizer/utf8.h"
 
@@ -13,6 +14,29 @@ namespace tg::tokenizer::jinja {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Where the run of whitespace ending at `end` starts. Whitespace is Python's
+// (\s in jinja2's patterns, str.rstrip()): Unicode spaces such as U+3000 too.
+std::size_t space_run_start(const std::string& text, std::size_t end) {
+  while (end > 0) {
+    std::size_t start = end - 1;
+    while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    const Utf8Char ch = decode_utf8_char(text, start);
+    if (!ch.valid || start + ch.length != end || !is_python_space(ch.code_point)) break;
+    end = start;
+  }
+  return end;
+}
+
+// Where the run of whitespace starting at `begin` ends.
+std::size_t space_run_end(const std::string& text, std::size_t begin) {
+  while (begin < text.size()) {
+    const Utf8Char ch = decode_utf8_char(text, begin);
+    if (!ch.valid || !is_python_space(ch.code_point)) break;
+    begin += ch.length;
+  }
+  return begin;
+}
 
 // "\r\n", "\r" and "\n" all become "\n"; jinja2 then drops one trailing
 // newline unless keep_trailing_newline is set.
@@ -63,15 +87,11 @@ class Lexer {
       const char sign = tag + 2 < source_.size() ? source_[tag + 2] : '\0';
       const int text_newlines = count_newlines(text);
       if (sign == '-') {
-        std::size_t end = text.size();
-        while (end > 0 && is_space(text[end - 1])) --end;
-        text.resize(end);
+        text.resize(space_run_start(text, text.size()));
       } else if (sign != '+' && options_.lstrip_blocks && kind != '{') {
         const std::size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
         if ((line_start > 0 || line_starting) && line_start < text.size()) {
-          bool only_space = true;
-          for (std::size_t i = line_start; i < text.size(); ++i) only_space = only_space && is_space(text[i]);
-          if (only_space) text.resize(line_start);
+          if (space_run_end(text, line_start) == text.size()) text.resize(line_start);
         }
       }
       emit_text(std::move(text));
@@ -103,11 +123,9 @@ class Lexer {
   // newline when `trims` is set, as trim_blocks does for blocks and comments).
   void close_tag(std::size_t closer, bool trims) {
     if (source_[closer] == '-') {
-      position_ = closer + 3;
-      while (position_ < source_.size() && is_space(source_[position_])) {
-        line_ += source_[position_] == '\n';
-        ++position_;
-      }
+      const std::size_t end = space_run_end(source_, closer + 3);
+      line_ += count_newlines(std::string_view(source_).substr(closer + 3, end - closer - 3));
+      position_ = end;
     } else if (source_[closer] == '+') {
       position_ = closer + 3;
     } else {

@@ -83,6 +83,7 @@ Value arithmetic(const std::string& op, const Value& left, const Value& right) {
       return Value::integer(op == "//" ? quotient : remainder);
     }
     if (op == "**") {
+      if (a == 0 && b < 0) throw Failure("0.0 cannot be raised to a negative power");
       if (b < 0) return Value::floating(std::pow(static_cast<double>(a), static_cast<double>(b)));
       int64_t power = 1;
       for (int64_t i = 0; i < b; ++i) {
@@ -113,7 +114,11 @@ Value arithmetic(const std::string& op, const Value& left, const Value& right) {
     if (b == 0.0) throw Failure("float modulo");
     return Value::floating(python_float_mod(a, b));
   }
-  if (op == "**") return Value::floating(std::pow(a, b));
+  if (op == "**") {
+    if (a == 0.0 && b < 0) throw Failure("0.0 cannot be raised to a negative power");
+    if (a < 0 && b != std::floor(b)) throw Failure("a negative number to a fractional power is complex: not supported");
+    return Value::floating(std::pow(a, b));
+  }
   unsupported(op, left, right);
 }
 
@@ -147,6 +152,9 @@ Value binary_operation(const std::string& op, const Value& left, const Value& ri
     if (right_sequence && left.is_integral()) return repeat(right, left.as_integer(), budget);
   }
   if (op == "%" && left.is_string()) throw Failure("string formatting with '%' is not supported");
+  if (op == "+" && (left.is_string() || (left.is_list() && !left.as_list().is_generator)))  // Python's words
+    throw Failure("can only concatenate " + left.type_name() + " (not \"" + right.type_name() + "\") to " +
+                  left.type_name());
   unsupported(op, left, right);
 }
 
@@ -172,6 +180,8 @@ bool contains(const Value& container, const Value& needle) {
         if (equals(element, needle)) return true;
       return false;
     case Value::Kind::Dict:
+      if (needle.is_list() || needle.is_dict() || needle.is_namespace())
+        throw Failure("unhashable type: '" + needle.type_name() + "'");
       return needle.is_string() && container.as_dict().find(needle.as_string()) != nullptr;
     default: throw Failure("argument of type '" + container.type_name() + "' is not iterable");
   }

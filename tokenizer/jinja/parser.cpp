@@ -145,6 +145,8 @@ class Parser {
     if (name == "set") return parse_set(tag.line);
     if (name == "macro") return parse_macro(tag.line);
     if (name == "break" || name == "continue") {
+      // As jinja2 refuses when compiling: only in a loop's body (not its else, not a macro's body).
+      if (loop_depth_ == 0) throw TemplateError(name_, tag.line, "'" + name + "' outside loop");
       expect(Kind::BlockEnd, "'%}'");
       return statement(name == "break" ? Stmt::Kind::Break : Stmt::Kind::Continue, tag.line);
     }
@@ -162,7 +164,7 @@ class Parser {
   StmtPtr parse_if(int line) {
     auto stmt = statement(Stmt::Kind::If, line);
     while (true) {
-      ExprPtr condition = parse_tuple(true);
+      ExprPtr condition = parse_tuple(false);  // jinja2: no `a if b else c` as an if statement's test
       expect(Kind::BlockEnd, "'%}'");
       Body body = parse_body({"elif", "else", "endif"});
       stmt->branches.emplace_back(std::move(condition), std::move(body));
@@ -184,7 +186,9 @@ class Parser {
     if (skip_name("if")) stmt->condition = parse_tuple(true);
     if (at_name("recursive")) fail("recursive for loops are not supported");
     expect(Kind::BlockEnd, "'%}'");
+    ++loop_depth_;
     stmt->body = parse_body({"else", "endfor"});
+    --loop_depth_;
     if (skip_name("else")) {
       expect(Kind::BlockEnd, "'%}'");
       stmt->else_body = parse_body({"endfor"});
@@ -247,7 +251,10 @@ class Parser {
     }
     expect_operator(")");
     expect(Kind::BlockEnd, "'%}'");
+    const int enclosing_loops = loop_depth_;
+    loop_depth_ = 0;
     stmt->body = parse_body({"endmacro"});
+    loop_depth_ = enclosing_loops;
     close_block("endmacro");
     return stmt;
   }
@@ -619,6 +626,7 @@ class Parser {
   const std::string& name_;
   std::size_t position_ = 0;
   int depth_ = 0;
+  int loop_depth_ = 0;  // for-loop bodies around the current statement
 };
 
 }  // namespace

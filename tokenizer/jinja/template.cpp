@@ -2,7 +2,7 @@
 // each iteration of a for loop has its own scope (a `set` inside a loop is
 // gone after it, and even in the next iteration; that is what namespace() is
 // for), `if` has none, and a macro sees the template's top-level variables and
-// its own arguments.
+// its own arguments. Each expression that fails is reported with its line.
 #include "tinygpt/tokenizer/jinja/template.h"
 
 #include <unordered_map>
@@ -19,14 +19,6 @@ namespace {
 // Recursion of the evaluator (expressions, statements, macro calls) past this
 // is refused before it can overflow the stack.
 constexpr int kMaxEvaluationDepth = 1000;
-// jinja2's sandbox refuses range() longer than this (MAX_RANGE).
-constexpr int64_t kMaxRange = 100000;
-
-// raise_exception(message), on its way to a TemplateRaisedError.
-class RaisedFailure : public Failure {
- public:
-  using Failure::Failure;
-};
 
 struct Frame {
   std::unordered_map<std::string, Value> variables;
@@ -48,7 +40,7 @@ class Evaluator {
   Evaluator(const std::string& name, const RenderLimits& limits) : name_(name), budget_(limits) {}
 
   std::string run(const Body& body, const nlohmann::ordered_json& variables) {
-    define_globals();
+    for (auto& [name, function] : global_functions(budget_)) globals_.variables[name] = std::move(function);
     Frame top{{}, &globals_};
     if (!variables.is_object()) throw TemplateError(name_, 1, "the template's variables must be a JSON object");
     for (const auto& [key, json] : variables.items()) {
@@ -90,68 +82,13 @@ class Evaluator {
     }
   }
 
+  // Appends to the output (or to the macro call or block set being captured).
+  // Each write is work too: a loop of block sets discards what it writes.
   void write(const std::string& text) {
     if (output_->size() + text.size() > budget_.limits().max_output_bytes)
       throw Failure("the output exceeds " + std::to_string(budget_.limits().max_output_bytes) + " bytes");
+    budget_.spend_scan(text.size());
     *output_ += text;
-  }
-
-  // ---- globals: range, namespace, dict, raise_exception ----
-
-  void define_globals() {
-    globals_.variables["range"] = Value::callable("range", [this](const CallArgs& args) { return range(args); });
-    globals_.variables["namespace"] = Value::callable("namespace", [](const CallArgs& args) {
-      return Value::namespace_(keyword_entries(args, "namespace"));
-    });
-    globals_.variables["dict"] = Value::callable("dict", [](const CallArgs& args) {
-      return Value::dict(keyword_entries(args, "dict"));
-    });
-    globals_.variables["raise_exception"] = Value::callable("raise_exception", [](const CallArgs& args) -> Value {
-      throw RaisedFailure(args.positional.empty() ? "" : to_text(args.positional[0]));
-    });
-  }
-
-  // namespace(a=1) or namespace({'a': 1}, b=2): the entries, in order.
-  static std::vector<std::pair<std::string, Value>> keyword_entries(const CallArgs& args, const char* what) {
-    std::vector<std::pair<std::string, Value>> entries;
-    auto add = [&](const std::string& key, const Value& value) {
-      for (auto& entry : entries)
-        if (entry.first == key) {
-          entry.second = value;
-          return;
-        }
-      entries.emplace_back(key, value);
-    };
-    if (args.positional.size() > 1) throw Failure(std::string(what) + "() takes at most one positional argument");
-    if (!args.positional.empty()) {
-      if (!args.positional[0].is_dict()) throw Failure(std::string(what) + "()'s positional argument must be a dict");
-      for (const auto& [key, value] : args.positional[0].as_dict().entries) add(key, value);
-    }
-    for (const auto& [key, value] : args.keywords) add(key, value);
-    return entries;
-  }
-
-  Value range(const CallArgs& args) {
-    if (!args.keywords.empty()) throw Failure("range() takes no keyword arguments");
-    std::vector<int64_t> bounds;
-    for (const Value& argument : args.positional) {
-      if (argument.is_undefined()) fail_undefined(argument);
-      if (!argument.is_integral()) throw Failure("'" + argument.type_name() + "' object cannot be interpreted as an integer");
-      bounds.push_back(argument.as_integer());
-    }
-    if (bounds.empty() || bounds.size() > 3) throw Failure("range() takes 1 to 3 arguments");
-    const int64_t start = bounds.size() == 1 ? 0 : bounds[0];
-    const int64_t stop = bounds.size() == 1 ? bounds[0] : bounds[1];
-    const int64_t step = bounds.size() == 3 ? bounds[2] : 1;
-    if (step == 0) throw Failure("range() arg 3 must not be zero");
-    // Counted in floating point, so huge bounds cannot overflow.
-    const double count = std::max(0.0, std::ceil((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step)));
-    if (count > static_cast<double>(kMaxRange))
-      throw Failure("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
-    budget_.spend_list(static_cast<std::size_t>(count));
-    std::vector<Value> items;
-    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) items.push_back(Value::integer(start + i * step));
-    return Value::list(std::move(items));
   }
 
   // ---- statements ----
@@ -256,7 +193,9 @@ class Evaluator {
       }
       items = std::move(kept);
     }
-    if (items.empty()) return execute(stmt.else_body, frame);
+    // jinja2 runs the else block unless some iteration reached the end of the
+    // body: with no items, and also when every iteration ended in break or continue.
+    bool completed_an_iteration = false;
     const auto length = static_cast<int64_t>(items.size());
     for (int64_t index = 0; index < length; ++index) {
       budget_.spend_iteration();
@@ -264,9 +203,12 @@ class Evaluator {
       assign(stmt.targets, items[static_cast<std::size_t>(index)], scope);
       scope.variables["loop"] = loop_object(items, index);
       const Flow flow = execute(stmt.body, scope);
+      if (flow == Flow::Normal) completed_an_iteration = true;
       if (flow == Flow::Break) break;
     }
-    return Flow::Normal;
+    if (completed_an_iteration) return Flow::Normal;
+    Frame else_scope{{}, &frame};  // like the body, the else block keeps its `set`s to itself
+    return execute(stmt.else_body, else_scope);
   }
 
   static Value loop_object(const std::vector<Value>& items, int64_t index) {
@@ -288,7 +230,7 @@ class Evaluator {
            return args.positional[static_cast<std::size_t>(index) % args.positional.size()];
          })},
     };
-    return Value::namespace_(std::move(fields));
+    return Value::dict(std::move(fields));  // a dict, not a namespace: `set loop.x` is refused as in jinja2
   }
 
   Value macro(const Stmt& stmt) {

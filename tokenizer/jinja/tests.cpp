@@ -12,10 +12,15 @@ const Value& argument(const CallArgs& args, const std::string& test) {
   return args.positional[0];
 }
 
-bool is_integer_valued(const Value& value, const std::string& test) {
+// Python's value % divisor == expected, as jinja2's odd, even and divisibleby
+// compute it (so 5.0 is odd, and True is odd).
+bool remainder_is(const Value& value, const Value& divisor, int64_t expected, const std::string& test) {
   if (value.is_undefined()) fail_undefined(value);
-  if (!value.is_integral()) throw Failure("the test '" + test + "' needs an integer, not " + value.type_name());
-  return true;
+  if (!value.is_number() || !divisor.is_number())
+    throw Failure("the test '" + test + "' needs numbers, not " + value.type_name() + " and " + divisor.type_name());
+  const RenderLimits limits;
+  Budget numbers_only(limits);  // % on two numbers builds nothing
+  return equals(binary_operation("%", value, divisor, numbers_only), Value::integer(expected));
 }
 
 }  // namespace
@@ -38,18 +43,9 @@ bool apply_test(const std::string& name, const Value& value, const CallArgs& arg
     return value.is_undefined() || value.is_string() || (value.is_list() && !value.as_list().is_generator) ||
            value.is_dict();
   if (name == "callable") return value.is_callable();
-  if (name == "odd" || name == "even") {
-    is_integer_valued(value, name);
-    const bool odd = value.as_integer() % 2 != 0;
-    return name == "odd" ? odd : !odd;
-  }
-  if (name == "divisibleby") {
-    is_integer_valued(value, name);
-    const Value& divisor = argument(args, name);
-    if (!divisor.is_integral()) throw Failure("divisibleby needs an integer");
-    if (divisor.as_integer() == 0) throw Failure("integer division or modulo by zero");
-    return value.as_integer() % divisor.as_integer() == 0;
-  }
+  if (name == "odd") return remainder_is(value, Value::integer(2), 1, name);
+  if (name == "even") return remainder_is(value, Value::integer(2), 0, name);
+  if (name == "divisibleby") return remainder_is(value, argument(args, name), 0, name);
   if (name == "eq" || name == "equalto" || name == "==") return equals(value, argument(args, name));
   if (name == "ne" || name == "!=") return !equals(value, argument(args, name));
   if (name == "lt" || name == "lessthan" || name == "<") return less_than(value, argument(args, name));

@@ -132,8 +132,9 @@ Value Value::from_json(const nlohmann::ordered_json& json, int depth) {
     }
     case nlohmann::ordered_json::value_t::object: {
       std::vector<std::pair<std::string, Value>> entries;
-      for (const auto& [key, item] : json.items()) {
-        Value converted = from_json(item, depth + 1);
+      for (const auto& member : json.items()) {
+        const std::string& key = member.key();  // a plain name: clang 14 lambdas cannot capture bindings
+        Value converted = from_json(member.value(), depth + 1);
         auto existing = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == key; });
         if (existing != entries.end()) existing->second = std::move(converted);  // the last one wins, as in Python
         else entries.emplace_back(key, std::move(converted));
