@@ -15,8 +15,11 @@
 #include "tinygpt/nn/module.h"
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/generate.h"   // sampling with a KV cache
+#include "tinygpt/models/chat_session.h"  // a conversation that keeps its KV cache across turns
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/models/hf_directory.h"  // Hugging Face model directories: GPT-2, Llama, Mistral, Qwen
 #include "tinygpt/training/load_model.h"  // a path to a model and its tokenizer, in one call
 #include "tinygpt/training/train.h"      // the training loop
 #include "tinygpt/datasets/training_data.h"
+#include "tinygpt/tokenizer/chat_template.h"  // chat templates, rendered as Hugging Face does
 #include "tinygpt/tokenizer/text_tokenizer.h"
