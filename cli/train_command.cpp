@@ -250,7 +250,8 @@ std::string millions(int64_t count) {
   return text;
 }
 
-// The tokenizer --tokenizer names for a text file: char (built from the text itself), gpt2 or a bpe-train DIR.
+// The tokenizer --tokenizer names for a text file: char (built from the text itself), gpt2, a bpe-train DIR or a
+// DIR holding a Hugging Face tokenizer.json.
 std::optional<tokenizer::TextTokenizer> named_tokenizer(const TrainArguments& arguments) {
   namespace fs = std::filesystem;
   const std::string& name = arguments.tokenizer;
@@ -258,9 +259,9 @@ std::optional<tokenizer::TextTokenizer> named_tokenizer(const TrainArguments& ar
   const std::string directory = name == "gpt2" ? (arguments.vocab.empty() ? default_gpt2_vocab_dir("train") : arguments.vocab)
                                                : name;
   check(fs::is_directory(directory), "train: --tokenizer ", name,
-        " is neither char, gpt2 nor a directory written by tinygpt bpe-train");
+        " is neither char, gpt2 nor a directory (written by tinygpt bpe-train, or holding a tokenizer.json)");
   try {
-    return tokenizer::TextTokenizer(tokenizer::Gpt2Tokenizer::load(directory));
+    return tokenizer::load_tokenizer_directory(directory);
   } catch (const tokenizer::TokenizerError& error) {
     fail("train: --tokenizer ", name, ": ", error.what());
   }
@@ -632,7 +633,8 @@ void add_train_command(CLI::App& app) {
   command->add_option("--data", arguments->data,
                       "A text file, or a dataset DIR from tinygpt prepare (default: tiny Shakespeare, see scripts/data.sh)");
   command->add_option("--tokenizer", arguments->tokenizer,
-                      "How a text --data is tokenised: char (its characters), gpt2, or a DIR from tinygpt bpe-train "
+                      "How a text --data is tokenised: char (its characters), gpt2, or a DIR from tinygpt bpe-train or with a "
+                      "Hugging Face tokenizer.json "
                       "(default: char, or the tokenizer of the model --resume/--init-from continues)");
   command->add_option("--vocab", arguments->vocab, "GPT-2's BPE files for --tokenizer gpt2 (default: ../shared/data/gpt2)");
   command->add_option("--init-from", arguments->init_from,

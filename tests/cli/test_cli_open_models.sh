@@ -117,6 +117,12 @@ grep -qi "rmsnorm" "$work/explain.txt" || fail "explain --weights: no RMSNorm st
 "$tinygpt" sample --ckpt "$work/tuned" --prompt "ROMEO" -n 4 --seed 1 >/dev/null 2>"$work/err" \
   || fail "sample of the fine-tuned checkpoint: $(cat "$work/err")"
 
+# A fresh Llama-style run on a text tokenised with a tokenizer.json directory.
+"$tinygpt" train --data "$work/text.txt" --tokenizer tests/fixtures/hf_llama/qwen3 --config llama-small --block-size 16 \
+  --batch-size 2 --iters 2 --eval-interval 2 --eval-iters 1 --out "$work/fresh" 2>"$work/fresh.log" \
+  || fail "train --tokenizer DIR with a tokenizer.json: $(cat "$work/fresh.log")"
+grep -q "hf tokenizer of 303 tokens" "$work/fresh.log" || fail "train --tokenizer DIR: the header does not name the hf tokenizer"
+
 # Refusals: one sentence naming the file and the field; a template's own refusal in its words.
 expect_error "a system message for Mistral's template" "raise_exception: Conversation roles must alternate" \
   "$tinygpt" sample --weights tests/fixtures/hf_llama/mistral --chat --system "Be brief." -p "Hello"
