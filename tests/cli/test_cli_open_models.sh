@@ -45,6 +45,13 @@ for family in llama mistral qwen2 qwen3; do
   [[ $(tr -s ' \n' ' ' <"$work/ids.txt" | sed 's/ $//') == "$(expected "$dir" text_ids)" ]] \
     || fail "$family: tokenize --special gave '$(cat "$work/ids.txt")', HF gives '$(expected "$dir" text_ids)'"
 
+  # eval --ids: PyTorch's loss of the fixture's sequence, to 1e-4 relative.
+  "$tinygpt" eval --weights "$dir" --ids "$(expected "$dir" ids)" >"$work/ids_loss.txt" 2>"$work/eval.log" \
+    || fail "$family: eval --ids: $(cat "$work/eval.log")"
+  read -r _ loss _ <"$work/ids_loss.txt"
+  awk -v l="$loss" -v r="$(expected "$dir" loss)" 'BEGIN { d = (l - r) / r; exit !(d < 1e-4 && d > -1e-4) }' \
+    || fail "$family: eval --ids: loss $loss, PyTorch says $(expected "$dir" loss)"
+
   # eval --data: a finite loss.
   "$tinygpt" eval --weights "$dir" --data "$work/text.txt" >"$work/loss.txt" 2>"$work/eval.log" \
     || fail "$family: eval: $(cat "$work/eval.log")"
