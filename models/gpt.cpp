@@ -104,10 +104,10 @@ void GPT::set_matmul_dtype(DType dtype) {
   matmul_dtype_ = dtype;
 }
 
-void GPT::quantize(DType format) {
+void GPT::quantize(DType format, QuantizedValues values) {
   check(weight_format() == DType::Float32, "GPT::quantize: the weights are ", dtype_name(weight_format()),
         "; only a float32 model is quantized");
-  nn::quantize_weights(*this, format);
+  nn::quantize_weights(*this, format, values);
 }
 
 void GPT::check_quantized_weights() const {

@@ -50,8 +50,9 @@ class GPT : public nn::Module {
 
   // Reduced-precision weights for inference (nn/quantize.h): bfloat16 or int8.
   // A float32 model only; from then on the model generates, evaluates and is
-  // saved in that format, and cannot be trained.
-  void quantize(DType format);
+  // saved in that format, and cannot be trained. QuantizedValues::Zeros: zeros
+  // for a loader to fill (the float32 weights are not read).
+  void quantize(DType format, QuantizedValues values = QuantizedValues::FromWeights);
   // float32 (or float64) until quantize(), then bfloat16 or int8.
   DType weight_format() const { return wte_->weight().dtype(); }
   // Throws tg::Error naming the weight unless every quantized matrix is well

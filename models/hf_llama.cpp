@@ -124,8 +124,9 @@ LoadedHfModel load_hf_llama(const std::string& directory, DType weight_format) {
 
   auto model = std::make_unique<GPT>(config, 0, DType::Float32, /*initialize=*/false);
   if (weight_format == DType::BFloat16) {
-    model->quantize(DType::BFloat16);
-    Storage::release_cached();  // the float32 matrices just replaced, which nothing will fill
+    // bfloat16 matrices of zeros, filled from the file below: the float32 ones are never read or written.
+    model->quantize(DType::BFloat16, QuantizedValues::Zeros);
+    Storage::release_cached();
   }
 
   // Check every tensor before copying any.

@@ -14,8 +14,8 @@ Tensor Embedding::forward(const Tensor& ids) const {
   return is_quantized() ? embedding_quantized(quantized_weight(), ids) : embedding(weight_, ids);
 }
 
-void Embedding::quantize(DType format) {
-  const QuantizedMatrix matrix = quantize_parameter("weight", format);
+void Embedding::quantize(DType format, QuantizedValues values) {
+  const QuantizedMatrix matrix = quantize_parameter("weight", format, values);
   weight_ = matrix.values;
   weight_scale_ = matrix.scales;
 }

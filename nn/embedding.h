@@ -19,7 +19,7 @@ class Embedding : public Module {
   Tensor forward(const Tensor& ids) const;
 
   const Tensor& weight() const { return weight_; }  // (V, C): float32/64, or bfloat16/int8 values once quantized
-  void quantize(DType format);
+  void quantize(DType format, QuantizedValues values = QuantizedValues::FromWeights);
   bool is_quantized() const { return is_quantized_format(weight_.dtype()); }
   QuantizedMatrix quantized_weight() const { return {weight_, weight_scale_}; }  // when is_quantized()
   std::string describe() const override;

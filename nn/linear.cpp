@@ -49,8 +49,8 @@ void Linear::set_matmul_dtype(DType dtype) {
   matmul_dtype_ = dtype;
 }
 
-void Linear::quantize(DType format) {
-  const QuantizedMatrix matrix = quantize_parameter("weight", format);
+void Linear::quantize(DType format, QuantizedValues values) {
+  const QuantizedMatrix matrix = quantize_parameter("weight", format, values);
   weight_ = matrix.values;
   weight_scale_ = matrix.scales;
 }

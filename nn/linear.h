@@ -40,7 +40,7 @@ class Linear : public Module {
 
   const Tensor& weight() const { return weight_; }  // (out, in): float32/64, or bfloat16/int8 values once quantized
   // Keeps the weight in `format` (bfloat16 or int8) from now on.
-  void quantize(DType format);
+  void quantize(DType format, QuantizedValues values = QuantizedValues::FromWeights);
   bool is_quantized() const { return is_quantized_format(weight_.dtype()); }
   QuantizedMatrix quantized_weight() const { return {weight_, weight_scale_}; }  // when is_quantized()
   const Tensor& bias() const { return bias_; }      // (out), undefined without bias

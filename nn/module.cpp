@@ -25,12 +25,14 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   return value;
 }
 
-QuantizedMatrix Module::quantize_parameter(const std::string& name, DType format) {
+QuantizedMatrix Module::quantize_parameter(const std::string& name, DType format, QuantizedValues values) {
   auto entry = std::find_if(parameters_.begin(), parameters_.end(), [&](const auto& named) { return named.first == name; });
   check(entry != parameters_.end(), "Module: no parameter named '", name, "' to quantize");
   check(entry->second.dtype() == DType::Float32, "Module: parameter '", name, "' is ", dtype_name(entry->second.dtype()),
         "; only float32 weights are quantized");
-  const QuantizedMatrix matrix = quantize_matrix(entry->second, format);
+  const QuantizedMatrix matrix = values == QuantizedValues::Zeros
+                                     ? zero_quantized_matrix(entry->second.size(0), entry->second.size(1), format)
+                                     : quantize_matrix(entry->second, format);
   entry->second = matrix.values;
   if (matrix.scales.defined()) {
     check_new_name(name + "_scale");

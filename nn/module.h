@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tinygpt/tensor/quantized_values.h"
 #include "tinygpt/tensor/tensor.h"
 
 namespace tg {
@@ -60,8 +61,10 @@ class Module {
   // Replaces the float32 matrix registered as `name` by its reduced-precision
   // form (tensor/quantized_matrix.h; nn/quantize.h): the values under `name`
   // and, for int8, the scales under name + "_scale" right after it. Neither
-  // requires grad: a quantized module runs inference only.
-  QuantizedMatrix quantize_parameter(const std::string& name, DType format);
+  // requires grad: a quantized module runs inference only. QuantizedValues::Zeros
+  // leaves zeros for a loader to fill instead of reading the float32 values.
+  QuantizedMatrix quantize_parameter(const std::string& name, DType format,
+                                     QuantizedValues values = QuantizedValues::FromWeights);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     check_new_name(name);

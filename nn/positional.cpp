@@ -30,8 +30,8 @@ Tensor LearnedPositions::forward(int64_t length, int64_t offset) const {
   return rows;
 }
 
-void LearnedPositions::quantize(DType format) {
-  const QuantizedMatrix matrix = quantize_parameter("weight", format);
+void LearnedPositions::quantize(DType format, QuantizedValues values) {
+  const QuantizedMatrix matrix = quantize_parameter("weight", format, values);
   weight_ = matrix.values;
   weight_scale_ = matrix.scales;
 }

@@ -32,7 +32,7 @@ class LearnedPositions : public AbsolutePositions {
   Tensor forward(int64_t length, int64_t offset = 0) const override;
   const Tensor& weight() const { return weight_; }  // (block_size, C): float32/64, or bfloat16/int8 once quantized
   // For inference (nn/quantize.h): the rows are widened as they are read.
-  void quantize(DType format);
+  void quantize(DType format, QuantizedValues values = QuantizedValues::FromWeights);
   bool is_quantized() const { return is_quantized_format(weight_.dtype()); }
   QuantizedMatrix quantized_weight() const { return {weight_, weight_scale_}; }  // when is_quantized()
   std::string describe() const override;

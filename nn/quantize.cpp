@@ -44,14 +44,14 @@ const char* weight_format_name(DType format) {
   return dtype_name(format);
 }
 
-void quantize_weights(Module& module, DType format) {
+void quantize_weights(Module& module, DType format, QuantizedValues values) {
   check(is_quantized_format(format), "quantize_weights: the formats are bfloat16 and int8, not ", dtype_name(format));
   for_each_module<Module>(module, "", [&](const std::string&, Module& each) {
-    if (auto* linear = dynamic_cast<Linear*>(&each); linear && !linear->is_quantized()) linear->quantize(format);
+    if (auto* linear = dynamic_cast<Linear*>(&each); linear && !linear->is_quantized()) linear->quantize(format, values);
     if (auto* embedding = dynamic_cast<Embedding*>(&each); embedding && !embedding->is_quantized())
-      embedding->quantize(format);
+      embedding->quantize(format, values);
     if (auto* positions = dynamic_cast<LearnedPositions*>(&each); positions && !positions->is_quantized())
-      positions->quantize(format);
+      positions->quantize(format, values);
   });
 }
 

@@ -28,8 +28,10 @@ DType parse_weight_format(const std::string& name);
 const char* weight_format_name(DType format);
 
 // Quantizes every weight matrix of `module` (and its children) listed above to
-// `format` (bfloat16 or int8). The weights must be float32.
-void quantize_weights(Module& module, DType format);
+// `format` (bfloat16 or int8). The weights must be float32. With
+// QuantizedValues::Zeros the matrices are zeros for a loader to fill, and the
+// float32 values are not read (a model built to be loaded never touches them).
+void quantize_weights(Module& module, DType format, QuantizedValues values = QuantizedValues::FromWeights);
 
 // The quantized matrices of `module`, under their weights' parameter names.
 std::vector<std::pair<std::string, QuantizedMatrix>> quantized_weights(const Module& module);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/index.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/view.h"
@@ -131,6 +132,14 @@ QuantizedMatrix quantize_matrix(const Tensor& weight, DType format) {
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < rows; ++row)
     quantize_int8_row(weights + row * cols, cols, values + row * cols, scales + row * blocks);
+  return matrix;
+}
+
+QuantizedMatrix zero_quantized_matrix(int64_t rows, int64_t cols, DType format) {
+  check(is_quantized_format(format), "zero_quantized_matrix: the formats are bfloat16 and int8, not ", dtype_name(format));
+  QuantizedMatrix matrix;
+  matrix.values = zeros({rows, cols}, format);
+  if (format == DType::Int8) matrix.scales = zeros({rows, cpu::int8_blocks_per_row(cols)}, DType::Float32);
   return matrix;
 }
 

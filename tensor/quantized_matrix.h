@@ -24,6 +24,7 @@
 #include "tinygpt/tensor/bfloat16.h"
 #include "tinygpt/tensor/cpu/rounded_activations.h"
 #include "tinygpt/tensor/tensor.h"
+#include "tinygpt/tensor/quantized_values.h"
 
 namespace tg {
 
@@ -46,6 +47,10 @@ bool is_quantized_format(DType format);
 
 // weight (rows, cols) float32 -> the matrix in `format` (bfloat16 or int8).
 QuantizedMatrix quantize_matrix(const Tensor& weight, DType format);
+
+// A (rows, cols) matrix of zeros in `format` (int8: zero scales); its pages
+// cost no memory until written (tensor/storage.h's allocate_zeroed).
+QuantizedMatrix zero_quantized_matrix(int64_t rows, int64_t cols, DType format);
 // The float32 matrix (rows, cols) the quantized one stands for.
 Tensor dequantize(const QuantizedMatrix& matrix);
 // Rows first .. first + count - 1 as float32 into out (count, cols), contiguous.

@@ -18,6 +18,7 @@
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/index.h"
+#include "tinygpt/tensor/reduce.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/view.h"
 
@@ -160,4 +161,18 @@ TEST_CASE("parse_weight_format: the names, and a clear error for others") {
   CHECK_THROWS_WITH_AS(nn::parse_weight_format("int4"),
                        doctest::Contains("unknown weight format 'int4': the choices are float32 (f32), bfloat16 (bf16) and int8"),
                        Error);
+}
+
+TEST_CASE("quantize_weights with QuantizedValues::Zeros: zero matrices of the right shapes, the weights not read") {
+  for (DType format : {DType::BFloat16, DType::Int8}) {
+    CAPTURE(dtype_name(format));
+    nn::Linear linear(40, 3);
+    fill_(linear.weight(), std::nan(""));  // quantize_matrix refuses NaN: reading them would throw
+    nn::quantize_weights(linear, format, QuantizedValues::Zeros);
+    const QuantizedMatrix matrix = linear.quantized_weight();
+    CHECK(matrix.format() == format);
+    CHECK(matrix.values.shape() == Shape{3, 40});
+    CHECK(raw::sum(raw::to_dtype(dequantize(matrix), DType::Float64)).item<double>() == 0.0);
+    if (format == DType::Int8) CHECK(matrix.scales.shape() == Shape{3, 2});
+  }
 }
