@@ -45,6 +45,7 @@
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/models/hf_directory.h"
+#include "tinygpt/training/optimizer_setup.h"
 #include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tokenizer/errors.h"
@@ -231,8 +232,8 @@ void explain_schedule_change(std::ostream& out, const CLI::App& command, const T
   if (!command.count("--iters") || before.iters == after.iters) return;
   if (command.count("--decay-iters")) {
     out << "note: --decay-iters " << after.decay_iters << " moves the end of the cosine from step "
-        << before.decay_iters << ": the learning rate at step " << step << " goes from " << before.schedule().at(step)
-        << " to " << after.schedule().at(step) << "\n";
+        << before.decay_iters << ": the learning rate at step " << step << " goes from " << before.lr_schedule().at(step)
+        << " to " << after.lr_schedule().at(step) << "\n";
     return;
   }
   if (after.iters > after.decay_iters)
@@ -537,6 +538,16 @@ bool apply_model_options(TrainingRun& run, const TrainArguments& arguments, std:
   return bf16;
 }
 
+// "cosine to 1e-4", "constant, then linear to 1e-4 from step 800".
+std::string schedule_summary(const TrainSettings& settings) {
+  std::ostringstream text;
+  if (settings.schedule == "wsd")
+    text << "constant, then linear to " << settings.min_lr << " from step " << settings.lr_schedule().cooldown_start();
+  else
+    text << "cosine to " << settings.min_lr;
+  return text.str();
+}
+
 // What the run is, before its first step: threads, data, model and schedule.
 void print_run_header(std::ostream& out, StartedRun& started, const TrainArguments& arguments, bool bf16,
                       const dist::Communicator& job) {
@@ -558,12 +569,18 @@ void print_run_header(std::ostream& out, StartedRun& started, const TrainArgumen
             << (job.size() > 1 ? std::to_string(job.size()) + " ranks x " : std::string())
             << (settings.grad_accum > 1 ? std::to_string(settings.grad_accum) + " x " : std::string())
             << config.batch_size << " x " << config.block_size << " = " << tokens_per_step
-            << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", cosine to " << settings.min_lr
+            << " tokens, lr " << settings.lr << " (warmup " << settings.warmup << ", " << schedule_summary(settings)
             << (settings.decay_iters != settings.iters ? " at step " + std::to_string(settings.decay_iters) + ", then held"
                                                        : std::string())
             << "), weight decay " << settings.weight_decay << ", grad clip " << settings.grad_clip << ", seed "
             << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "")
-            << (bf16 ? ", bf16 matrix products (mixed precision)" : "") << "\n";
+            << (bf16 ? ", bf16 matrix products (mixed precision)" : "") << "\n"
+      << "optimizer: " << describe_optimizer(started.run->optimizer()) << "\n";
+  if (settings.target_loss > 0 || settings.eval_whole_val == 1)
+    out << "evaluation: every " << settings.eval_interval << " steps, "
+        << (settings.eval_whole_val == 1 ? "val loss over the whole val split"
+                                         : "val loss over " + std::to_string(settings.eval_iters) + " batches")
+        << (settings.target_loss > 0 ? "; stops when it reaches " + std::to_string(settings.target_loss) : "") << "\n";
   if (settings.warmup > settings.decay_iters)
     out << "note: --warmup " << settings.warmup << " is longer than the schedule, which ends at step "
         << settings.decay_iters << ": the learning rate warms up over all " << settings.decay_iters
@@ -595,8 +612,9 @@ void train_to_the_end(TrainingRun& run, const TrainArguments& arguments, const s
     throw StoppedBySignal{stop_signals.signal_number()};
   }
   char summary[200];
-  std::snprintf(summary, sizeof summary, "done: step %lld in %.1f s; best val loss %.4f (perplexity %.2f)",
-                static_cast<long long>(result.steps), elapsed.count(), result.best_val_loss,
+  std::snprintf(summary, sizeof summary, "done: step %lld in %.1f s%s; best val loss %.4f (perplexity %.2f)",
+                static_cast<long long>(result.steps), elapsed.count(),
+                result.reached_target ? ", the target val loss reached" : "", result.best_val_loss,
                 std::exp(result.best_val_loss));
   out << summary << "\n";
   if (arguments.profile && job.is_root()) print_profile(out, result.profile);

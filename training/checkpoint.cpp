@@ -7,7 +7,7 @@
 #include <set>
 
 #include "tinygpt/models/gpt.h"
-#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/nn/optim/optimizer.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tensor/view.h"
@@ -17,7 +17,8 @@ namespace tg {
 
 namespace {
 
-constexpr const char* kMomentPrefix[2] = {"optimizer.m.", "optimizer.v."};
+// The names of optimiser state tensors: "<prefix><parameter name>" (nn/optim/optimizer.h).
+constexpr const char* kOptimizerStatePrefixes[] = {"optimizer.m.", "optimizer.v.", "optimizer.momentum."};
 
 // Shortest text that reads back as the same double ("inf" included).
 std::string exact_text(double value) {
@@ -136,19 +137,14 @@ int64_t least_bytes_per_parameter(DType format) { return format == DType::Float3
 }  // namespace
 
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
-                     const nn::AdamW* optimizer) {
+                     const nn::Optimizer* optimizer) {
   check(!optimizer || model.weight_format() == DType::Float32, "save_checkpoint: a model of ",
         dtype_name(model.weight_format()), " weights has no optimiser state to save");
   std::vector<NamedTensor> tensors;
   for (const auto& [name, parameter] : model.named_parameters()) tensors.push_back({name, parameter.detach()});
   if (optimizer) {
-    // m and v are (P,) buffers in the parameters' layout; each parameter's
-    // stretch is saved under its name.
-    const nn::ParameterLayout& layout = optimizer->layout();
-    const Tensor moments[2] = {optimizer->state().m, optimizer->state().v};
-    for (size_t slot = 0; slot < layout.slots().size(); ++slot)
-      for (int moment = 0; moment < 2; ++moment)
-        tensors.push_back({kMomentPrefix[moment] + layout.slots()[slot].name, layout.view(moments[moment], slot)});
+    const std::vector<NamedTensor> state = optimizer->state_tensors();
+    tensors.insert(tensors.end(), state.begin(), state.end());
   }
   Metadata metadata = {
       {"format", kCheckpointFormat},
@@ -156,8 +152,8 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header, co
       {"tokenizer", header.tokenizer.dump()},
       {"training", header.settings.to_json().dump()},
       {"step", std::to_string(header.step)},
-      {"optimizer", optimizer ? "adamw" : "none"},
-      {"optimizer_step", std::to_string(optimizer ? optimizer->state().step : 0)},
+      {"optimizer", optimizer ? optimizer->name() : "none"},
+      {"optimizer_step", std::to_string(optimizer ? optimizer->step_count() : 0)},
       {"data_generator", generator_json(header.data_generator).dump()},
       {"dropout_generator", generator_json(header.dropout_generator).dump()},
       {"best_val_loss", exact_text(header.best_val_loss)},
@@ -201,9 +197,10 @@ Checkpoint load_checkpoint(const std::string& file_or_run) {
   if (metadata.count("data"))
     header.data = DataSource::from_json(reader.json("data"), "checkpoint '" + path + "': the 'data' metadata");
   const std::string& optimizer = reader.text("optimizer");
-  check(optimizer == "adamw" || optimizer == "none", "checkpoint '", path, "': unknown optimizer '", optimizer,
-        "' (expected 'adamw' or 'none')");
-  checkpoint.has_optimizer_state = optimizer == "adamw";
+  check(optimizer == "adamw" || optimizer == "muon" || optimizer == "none", "checkpoint '", path,
+        "': unknown optimizer '", optimizer, "' (expected 'adamw', 'muon' or 'none')");
+  checkpoint.optimizer = optimizer;
+  checkpoint.has_optimizer_state = optimizer != "none";
   if (metadata.count("weights")) {
     const std::string& weights = reader.text("weights");
     check(weights == "float32" || weights == "bfloat16" || weights == "int8", "checkpoint '", path, "': 'weights' is '",
@@ -239,7 +236,7 @@ void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
     raw::copy_(parameter, expect_tensor(checkpoint, name, parameter.shape(), parameter.dtype()));
     expected.insert(name);
     if (checkpoint.has_optimizer_state) {
-      for (const char* prefix : kMomentPrefix) expected.insert(prefix + name);
+      for (const char* prefix : kOptimizerStatePrefixes) expected.insert(prefix + name);
     }
   }
   for (const NamedTensor& tensor : checkpoint.file.tensors) {
@@ -253,18 +250,14 @@ void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
   }
 }
 
-void restore_optimizer(const Checkpoint& checkpoint, nn::AdamW& optimizer) {
+void restore_optimizer(const Checkpoint& checkpoint, nn::Optimizer& optimizer) {
   check(checkpoint.has_optimizer_state, "checkpoint '", checkpoint.path,
         "' holds weights only (no optimiser state): it cannot be resumed; resume from ", kLatestCheckpointFile);
-  const nn::ParameterLayout& layout = optimizer.layout();
-  const Tensor moments[2] = {layout.zeros(), layout.zeros()};  // m, v: (P,)
-  for (size_t slot = 0; slot < layout.slots().size(); ++slot) {
-    const nn::ParameterLayout::Slot& parameter = layout.slots()[slot];
-    for (int moment = 0; moment < 2; ++moment)
-      raw::copy_(layout.view(moments[moment], slot),
-                 expect_tensor(checkpoint, kMomentPrefix[moment] + parameter.name, parameter.shape));
-  }
-  optimizer.load_state(moments[0], moments[1], checkpoint.optimizer_step);
+  check(checkpoint.optimizer == optimizer.name(), "checkpoint '", checkpoint.path, "' holds the state of ",
+        checkpoint.optimizer, ", not of ", optimizer.name(), "; a run keeps its optimiser");
+  for (const NamedTensor& state : optimizer.state_tensors())
+    raw::copy_(state.tensor, expect_tensor(checkpoint, state.name, state.tensor.shape()));
+  optimizer.set_step_count(checkpoint.optimizer_step);
 }
 
 std::string find_checkpoint_for_sampling(const std::string& path) {

@@ -5,8 +5,10 @@
 //   <name>               every model parameter, under GPT::named_parameters()'s name;
 //                        a quantized model's weight matrices in bfloat16 or int8, and
 //                        for int8 their scales as <name>_scale (nn/quantize.h)
-//   optimizer.m.<name>   AdamW's first moment for that parameter   } training checkpoints
-//   optimizer.v.<name>   AdamW's second moment                      } only
+//   optimizer.m.<name>   AdamW's first moment for that parameter       } training checkpoints
+//   optimizer.v.<name>   AdamW's second moment                          } only: AdamW's for
+//   optimizer.momentum.<name>  Muon's momentum, for the matrices Muon   } the parameters it
+//                        updates (--optimizer muon)                     } updates, Muon's for its
 // Metadata (strings):
 //   format         "tinygpt-checkpoint-v1" (a file without it is not ours)
 //   config         GPTConfig as JSON
@@ -15,7 +17,7 @@
 //                  "vocab.bpe": "..."} (the two files' texts), so no file beside the checkpoint is needed
 //   training       TrainSettings as JSON
 //   step           optimiser steps taken
-//   optimizer      "adamw" (moments present) or "none" (weights only)
+//   optimizer      "adamw" or "muon" (state present, nn/optim/optimizer.h) or "none" (weights only)
 //   optimizer_step AdamW's own step count (for its bias correction)
 //   data_generator, dropout_generator   {"seed": s, "counter": c} of each Generator (rank 0's in a
 //                  data-parallel job)
@@ -53,7 +55,7 @@ namespace tg {
 // only reads a checkpoint's header or weights does not compile the layers or AdamW.
 class GPT;
 namespace nn {
-class AdamW;
+class Optimizer;
 }  // namespace nn
 
 inline constexpr const char* kCheckpointFormat = "tinygpt-checkpoint-v1";
@@ -85,16 +87,17 @@ struct CheckpointHeader {
   std::optional<DataSource> data;  // what the run trained on, when known
 };
 
-// Writes the model's parameters (and the optimiser's moments when `optimizer` is
+// Writes the model's parameters (and the optimiser's state when `optimizer` is
 // given) with `header` to `path`; header.weights is taken from the model. Atomically (tensor/io/atomic_file.h: a temporary
 // file, fsync, rename).
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
-                     const nn::AdamW* optimizer = nullptr);
+                     const nn::Optimizer* optimizer = nullptr);
 
 struct Checkpoint {
   std::string path;
   CheckpointHeader header;
   bool has_optimizer_state = false;
+  std::string optimizer;  // "adamw", "muon" or "none"
   int64_t optimizer_step = 0;
   SafetensorsFile file;
 };
@@ -113,10 +116,10 @@ Checkpoint load_checkpoint(const std::string& file_or_run);
 // the wrong shape or dtype, or when an int8 scale is not a finite number >= 0.
 void restore_parameters(const Checkpoint& checkpoint, GPT& model);
 
-// Copies the saved moments and step into `optimizer`, parameter by parameter in
-// its layout. Throws when the checkpoint has no optimiser state or a moment
-// tensor is missing or misshapen.
-void restore_optimizer(const Checkpoint& checkpoint, nn::AdamW& optimizer);
+// Copies the saved state and step into `optimizer`, tensor by tensor under the
+// names its state_tensors() gives. Throws when the checkpoint has no optimiser
+// state, another optimiser's, or a state tensor missing or misshapen.
+void restore_optimizer(const Checkpoint& checkpoint, nn::Optimizer& optimizer);
 
 // `path` itself when it is a file; for a directory, DIR/best.safetensors when it
 // exists, else DIR/model.safetensors. Throws when neither exists.

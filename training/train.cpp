@@ -9,10 +9,12 @@
 #include "tinygpt/autograd/elementwise_ops.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/datasets/file_hash.h"
+#include "tinygpt/models/evaluate.h"
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/training/optimizer_setup.h"
 #include "tinygpt/training/train_log.h"
-#include "tinygpt/nn/optim/adamw.h"
 #include "tinygpt/nn/optim/clip.h"
+#include "tinygpt/nn/optim/optimizer.h"
 #include "tinygpt/nn/parameter_arena.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/runtime/thread_governor.h"
@@ -56,17 +58,6 @@ void copy_weights_cropping_positions(const GPT& from, GPT& to) {
   }
 }
 
-nn::AdamWOptions adamw_options(const TrainSettings& settings) {
-  nn::AdamWOptions options;
-  options.lr = settings.lr;
-  options.beta1 = settings.beta1;
-  options.beta2 = settings.beta2;
-  options.eps = settings.eps;
-  options.weight_decay = settings.weight_decay;
-  options.decay_position_embeddings = true;  // every 2-D weight decays, as in nanoGPT
-  return options;
-}
-
 // Rank `rank`'s stream of the generator seeded `seed`: rank 0 keeps `seed` itself
 // (a single process draws what it always drew), the others a mix of it and the rank.
 uint64_t rank_seed(uint64_t seed, int rank) {
@@ -94,7 +85,7 @@ TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Commu
   header_.config.validate();
   check(data_.tokenizer.vocab_size() <= header_.config.vocab_size, "train: the tokenizer has ",
         data_.tokenizer.vocab_size(), " tokens, more than the model's vocabulary of ", header_.config.vocab_size);
-  schedule_ = header_.settings.schedule();
+  schedule_ = header_.settings.lr_schedule();
   schedule_.validate();
   // Fail now, not at the first batch, when the text is too short for the context.
   for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val}) {
@@ -108,7 +99,7 @@ TrainingRun::~TrainingRun() = default;
 
 void TrainingRun::create_optimizer() {
   arena_ = std::make_unique<nn::ParameterArena>(*model_);
-  optimizer_ = std::make_unique<nn::AdamW>(*arena_, adamw_options(header_.settings));
+  optimizer_ = make_optimizer(*arena_, header_.config, header_.settings);
 }
 
 void TrainingRun::seed_rank_generators() {
@@ -313,12 +304,18 @@ Evaluation TrainingRun::evaluate(const EvaluationProgress& progress) {
     const Batch val = data_.splits.val.sample_batch(config.batch_size, config.block_size, val_batches);
     if (batch_index % job_.size() == job_.rank()) {
       loss_sums[0] += batch_loss(*model_, train);
-      loss_sums[1] += batch_loss(*model_, val);
+      if (header_.settings.eval_whole_val == 0) loss_sums[1] += batch_loss(*model_, val);
     }
     if (progress) progress(batch_index + 1, batches);
   }
   job_.all_reduce_sum(std::span<double>(loss_sums));
-  return {loss_sums[0] / static_cast<double>(batches), loss_sums[1] / static_cast<double>(batches)};
+  Evaluation evaluation{loss_sums[0] / static_cast<double>(batches), loss_sums[1] / static_cast<double>(batches)};
+  if (header_.settings.eval_whole_val == 1) {
+    // Every rank scores the whole split (the same number everywhere, no exchange needed).
+    const std::vector<int64_t> val = data_.splits.val.ids(0, data_.splits.val.size());
+    evaluation.val_loss = tg::evaluate(*model_, val, config.block_size).loss;
+  }
+  return evaluation;
 }
 
 void TrainingRun::save(const std::string& path, bool with_optimizer) {
@@ -401,6 +398,12 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
       result.last_val_loss = evaluation.val_loss;
       if (best) save(best_path, /*with_optimizer=*/false);
       save_latest();
+      if (settings.target_loss > 0 && evaluation.val_loss <= settings.target_loss) {  // the same on every rank
+        log.note("target reached: val loss " + std::to_string(evaluation.val_loss) + " <= " +
+                 std::to_string(settings.target_loss) + " at step " + std::to_string(step));
+        result.reached_target = true;
+        break;
+      }
     } else if (settings.save_interval > 0 && step % settings.save_interval == 0 && step != saved_step) {
       save_latest();
     }

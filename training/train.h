@@ -60,7 +60,7 @@ namespace tg {
 // definitions; train.cpp includes them.
 class GPT;
 namespace nn {
-class AdamW;
+class Optimizer;
 class ParameterArena;
 }  // namespace nn
 
@@ -88,6 +88,7 @@ struct TrainResult {
   double last_val_loss = 0;         // of the last evaluation (NaN if there was none in this session)
   ProfileRecord profile;            // with TrainOutputs::profile; no steps without it
   bool interrupted = false;         // TrainOutputs::stop_requested ended it before settings.iters
+  bool reached_target = false;      // an evaluation's val loss reached settings.target_loss: the run stopped there
   bool saved_at_stop = false;       // and DIR/model.safetensors holds the step it stopped at
 };
 
@@ -141,7 +142,9 @@ class TrainingRun {
   const CheckpointHeader& state() const { return header_; }
   const TrainingData& data() const { return data_; }
 
-  ~TrainingRun();  // in train.cpp, where GPT, ParameterArena and AdamW are complete
+  const nn::Optimizer& optimizer() const { return *optimizer_; }
+
+  ~TrainingRun();  // in train.cpp, where GPT, ParameterArena and the optimiser are complete
 
  private:
   TrainingRun(CheckpointHeader header, TrainingData data, dist::Communicator& job);
@@ -158,8 +161,8 @@ class TrainingRun {
   TrainingData data_;
   std::unique_ptr<GPT> model_;
   std::unique_ptr<nn::ParameterArena> arena_;
-  std::unique_ptr<nn::AdamW> optimizer_;
-  nn::CosineSchedule schedule_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  nn::LearningRateSchedule schedule_;
   dist::Communicator& job_;
   // This rank's data stream (draw_batches_as_ranks: one per simulated rank).
   std::vector<Generator> data_generators_;

@@ -24,6 +24,16 @@ void TrainSettings::validate() const {
   check(eval_interval > 0, "train: --eval-interval must be a positive integer, got ", eval_interval);
   check(eval_iters > 0, "train: --eval-iters must be a positive integer, got ", eval_iters);
   check(bf16_matmul == 0 || bf16_matmul == 1, "train: bf16_matmul must be 0 or 1, got ", bf16_matmul);
+  check(optimizer == "adamw" || optimizer == "muon", "train: --optimizer must be adamw or muon, got '", optimizer, "'");
+  check(muon_lr >= 0, "train: --muon-lr must be a number >= 0, got ", muon_lr);
+  check(muon_momentum >= 0 && muon_momentum < 1, "train: --muon-momentum must be in [0, 1), got ", muon_momentum);
+  check(muon_ns_steps >= 1 && muon_ns_steps <= 100, "train: --muon-ns-steps must be an integer from 1 to 100, got ",
+        muon_ns_steps);
+  check(muon_weight_decay >= 0, "train: --muon-weight-decay must be a number >= 0, got ", muon_weight_decay);
+  check(schedule == "cosine" || schedule == "wsd", "train: --schedule must be cosine or wsd, got '", schedule, "'");
+  check(cooldown >= 0 && cooldown <= 1, "train: --cooldown must be a fraction from 0 to 1, got ", cooldown);
+  check(target_loss >= 0, "train: --target-loss must be a number >= 0 (0: never), got ", target_loss);
+  check(eval_whole_val == 0 || eval_whole_val == 1, "train: --eval-whole-val must be 0 or 1, got ", eval_whole_val);
   check(save_interval >= 0, "train: --save-interval must be an integer >= 0 (0 = at evaluations only), got ",
         save_interval);
 }

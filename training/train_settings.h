@@ -11,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <variant>
 
 #include <nlohmann/json.hpp>
@@ -37,14 +38,24 @@ struct TrainSettings {
   int64_t eval_iters = 20;      // batches per split in one evaluation
   int64_t save_interval = 0;    // also write DIR/model.safetensors every this many steps; 0: at evaluations only
   int64_t bf16_matmul = 0;      // 1: the Linear products in bfloat16 (train --dtype bf16), kept on resume
+  std::string optimizer = "adamw";  // or "muon": Muon for the hidden matrices, AdamW for the rest (nn/optim/optimizer.h)
+  double muon_lr = 0.02;        // Muon's peak rate; the schedule scales it as it scales lr
+  double muon_momentum = 0.95;
+  int64_t muon_ns_steps = 5;
+  double muon_weight_decay = 0.0;
+  std::string schedule = "cosine";  // or "wsd": warmup, constant, then a linear decay over the last `cooldown`
+  double cooldown = 0.2;        // wsd: the fraction of decay_iters spent decaying to min_lr
+  double target_loss = 0;       // stop at the first evaluation whose val loss is at most this; 0: never
+  int64_t eval_whole_val = 0;   // 1: evaluations score every token of the val split once (models/evaluate.h)
 
   // min_lr and decay_iters given as -1 become lr / 10 and iters: a run's checkpoint holds the values used.
   void resolve_defaults();
   double decay_end_lr() const { return min_lr < 0 ? lr / 10 : min_lr; }
   int64_t decay_end() const { return decay_iters < 0 ? iters : decay_iters; }
   // The learning-rate schedule these settings describe (the warmup capped at the decay's end).
-  nn::CosineSchedule schedule() const {
-    return {lr, decay_end_lr(), std::min(warmup, decay_end()), decay_end()};
+  nn::LearningRateSchedule lr_schedule() const {
+    return {schedule == "wsd" ? nn::ScheduleShape::WarmupStableDecay : nn::ScheduleShape::Cosine, lr, decay_end_lr(),
+            std::min(warmup, decay_end()), decay_end(), cooldown};
   }
 
   // Throws tg::Error naming the setting and its value when one is out of range.
@@ -57,7 +68,9 @@ struct TrainSettings {
 // command's flags are all built from, so a setting is added in one place.
 struct TrainSetting {
   const char* key;  // in JSON; the flag is "--" + key with '-' for '_' (min_lr: --min-lr)
-  std::variant<int64_t TrainSettings::*, uint64_t TrainSettings::*, double TrainSettings::*> member;
+  std::variant<int64_t TrainSettings::*, uint64_t TrainSettings::*, double TrainSettings::*,
+               std::string TrainSettings::*>
+      member;
   const char* help;  // the flag's help; nullptr: no flag (saved in checkpoints all the same)
   bool resumable;    // a resumed run may change it (the seed may not: the batches and dropout follow from it)
   bool added_later = false;  // checkpoints written before it existed lack it: the default applies
@@ -84,6 +97,21 @@ inline constexpr TrainSetting kTrainSettings[] = {
     {"save_interval", &TrainSettings::save_interval,
      "Also save DIR/model.safetensors every N steps between evaluations (0: at evaluations only)", true, true},
     {"bf16_matmul", &TrainSettings::bf16_matmul, nullptr, true, true},  // the train command's --dtype
+    {"optimizer", &TrainSettings::optimizer,
+     "adamw, or muon: Muon for the blocks' matrices, AdamW (--lr) for embeddings, head, norms and biases", false, true},
+    {"muon_lr", &TrainSettings::muon_lr, "Muon's peak learning rate (--optimizer muon)", true, true},
+    {"muon_momentum", &TrainSettings::muon_momentum, "Muon's Nesterov momentum", false, true},
+    {"muon_ns_steps", &TrainSettings::muon_ns_steps, "Muon's Newton-Schulz iterations", true, true},
+    {"muon_weight_decay", &TrainSettings::muon_weight_decay, "Muon's decoupled weight decay", true, true},
+    {"schedule", &TrainSettings::schedule,
+     "Learning-rate schedule after the warmup: cosine (to --min-lr at --decay-iters) or wsd (constant, then linear "
+     "to --min-lr over the last --cooldown of --decay-iters)", true, true},
+    {"cooldown", &TrainSettings::cooldown, "wsd: the fraction of --decay-iters spent decaying", true, true},
+    {"target_loss", &TrainSettings::target_loss,
+     "Stop at the first evaluation whose val loss is at most this, saving the run (0: never)", true, true},
+    {"eval_whole_val", &TrainSettings::eval_whole_val,
+     "1: each evaluation scores every token of the val split once, in windows of the block size (0: --eval-iters "
+     "random batches)", true, true},
 };
 
 }  // namespace tg

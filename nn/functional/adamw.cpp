@@ -41,7 +41,7 @@ cpu::AdamWScalars adamw_scalars(const AdamWHyperparameters& hyperparameters, int
 void adamw_step(float* param, const float* grad, float* m, float* v, int64_t count, const AdamWHyperparameters& hyperparameters,
                 int64_t step) {
   check(count >= 0, "adamw_step: count must be non-negative, got ", count);
-  adamw_step(param, grad, m, v, {AdamWSlice{0, count, hyperparameters}}, step);
+  adamw_step(param, grad, m, v, {AdamWSlice{0, 0, count, hyperparameters}}, step);
 }
 
 void adamw_step(float* param, const float* grad, float* m, float* v, const std::vector<AdamWSlice>& slices,
@@ -50,7 +50,8 @@ void adamw_step(float* param, const float* grad, float* m, float* v, const std::
   std::vector<cpu::AdamWScalars> scalars;
   int64_t total = 0;
   for (const AdamWSlice& slice : slices) {
-    check(slice.offset >= 0 && slice.count >= 0, "adamw_step: a slice needs offset and count >= 0, got ", slice.offset,
+    check(slice.offset >= 0 && slice.state_offset >= 0 && slice.count >= 0,
+          "adamw_step: a slice needs offset, state_offset and count >= 0, got ", slice.offset, ", ", slice.state_offset,
           " and ", slice.count);
     scalars.push_back(adamw_scalars(slice.hyperparameters, step));
     total += slice.count;
@@ -64,8 +65,8 @@ void adamw_step(float* param, const float* grad, float* m, float* v, const std::
     int64_t start = 0;  // of the slice at hand, counted over all slices
     for (size_t index = 0; index < slices.size(); ++index) {
       const int64_t first = std::max(begin, start), last = std::min(end, start + slices[index].count);
-      const int64_t at = slices[index].offset + (first - start);
-      if (first < last) adamw(param + at, grad + at, m + at, v + at, last - first, scalars[index]);
+      const int64_t at = slices[index].offset + (first - start), state_at = slices[index].state_offset + (first - start);
+      if (first < last) adamw(param + at, grad + at, m + state_at, v + state_at, last - first, scalars[index]);
       start += slices[index].count;
     }
   }

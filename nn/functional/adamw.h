@@ -30,9 +30,11 @@ void adamw_step(float* param, const float* grad, float* m, float* v, int64_t cou
                 int64_t step);
 
 // A stretch of the flat buffers and its hyperparameters (a parameter group's
-// neighbouring parameters, nn/optim/adamw.h).
+// neighbouring parameters, nn/optim/adamw.h): `count` elements from `offset` in
+// param and grad, from `state_offset` in m and v (which hold moments only for the
+// parameters AdamW updates, when another optimiser takes the rest).
 struct AdamWSlice {
-  int64_t offset, count;
+  int64_t offset, state_offset, count;
   AdamWHyperparameters hyperparameters;
 };
 // The same update for every slice of param, grad, m and v, in one parallel

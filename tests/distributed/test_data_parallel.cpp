@@ -95,12 +95,15 @@ GPTConfig config_with_batch(int64_t batch_size, double dropout = 0.0) {
 
 }  // namespace
 
-TEST_CASE("two ranks with batch B/2 take the steps of one process with batch B") {
+TEST_CASE("two ranks with batch B/2 take the steps of one process with batch B, with AdamW and with Muon") {
   REQUIRE(job().size() == 2);
-  for (const int64_t grad_accum : {int64_t{1}, int64_t{3}}) {
+  for (const auto& [optimizer, grad_accum] :
+       {std::pair{"adamw", int64_t{1}}, std::pair{"adamw", int64_t{3}}, std::pair{"muon", int64_t{1}}, std::pair{"muon", int64_t{3}}}) {
+    CAPTURE(optimizer);
     CAPTURE(grad_accum);
     TrainSettings settings = tiny_settings(8);
     settings.grad_accum = grad_accum;
+    settings.optimizer = optimizer;
     const SharedScratchDir job_dir("equivalence-job");
     auto job_run = TrainingRun::start(char_level_data(tiny_corpus()), config_with_batch(4), settings, job());
     const TrainResult job_result = job_run->train(outputs_in(job_dir.path()), quiet);
@@ -113,7 +116,7 @@ TEST_CASE("two ranks with batch B/2 take the steps of one process with batch B")
 
     const std::vector<float> job_parameters = parameters_of(*job_run), single_parameters = parameters_of(*single_run);
     const double difference = relative_difference(job_parameters, single_parameters, 2);
-    MESSAGE("grad_accum ", grad_accum, ": parameters differ by ", difference, " relative (2-norm), ",
+    MESSAGE(std::string(optimizer), ", grad_accum ", grad_accum, ": parameters differ by ", difference, " relative (2-norm), ",
             relative_difference(job_parameters, single_parameters, 0), " (max-norm)");
     CHECK(difference <= 1e-6);
     CHECK(difference > 0);  // the summation orders do differ: the job really computed its own gradients

@@ -16,7 +16,7 @@
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/gpt.h"
-#include "tinygpt/nn/optim/adamw.h"
+#include "tinygpt/training/optimizer_setup.h"
 #include "tinygpt/nn/parameter_arena.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/factory.h"
@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (checkpoint.has_optimizer_state) {
       const tg::nn::ParameterArena arena(model);
-      tg::nn::AdamW optimizer(arena, tg::nn::AdamWOptions{});
-      tg::restore_optimizer(checkpoint, optimizer);
+      const auto optimizer = tg::make_optimizer(arena, checkpoint.header.config, checkpoint.header.settings);
+      tg::restore_optimizer(checkpoint, *optimizer);
     }
   } catch (const tg::Error&) {
     // A clean refusal, naming the file and what is wrong with it.

@@ -59,7 +59,7 @@ TEST_CASE("adamw_step over slices: each slice updated with its own hyperparamete
   const nn::AdamWHyperparameters decayed{.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f, .weight_decay = 0.1f};
   nn::AdamWHyperparameters undecayed = decayed;
   undecayed.weight_decay = 0.0f;
-  const std::vector<nn::AdamWSlice> slices = {{0, 100003, decayed}, {100003, 17, undecayed}, {100100, 199900, decayed}};
+  const std::vector<nn::AdamWSlice> slices = {{0, 0, 100003, decayed}, {100003, 100003, 17, undecayed}, {100100, 100100, 199900, decayed}};
   std::vector<float> grad(size);
   for (int64_t i = 0; i < size; ++i) grad[i] = std::sin(0.001f * static_cast<float>(i));
   const auto run = [&](int threads) {
@@ -81,6 +81,6 @@ TEST_CASE("adamw_step over slices: each slice updated with its own hyperparamete
                      v.data() + slice.offset, slice.count, slice.hyperparameters, step);
   CHECK(param == one);
   CHECK(one[100050] == 1.0f);
-  CHECK_THROWS_WITH_AS(nn::adamw_step(param.data(), grad.data(), m.data(), v.data(), {{0, -1, decayed}}, 1),
-                       doctest::Contains("offset and count >= 0"), Error);
+  CHECK_THROWS_WITH_AS(nn::adamw_step(param.data(), grad.data(), m.data(), v.data(), {{0, 0, -1, decayed}}, 1),
+                       doctest::Contains("offset, state_offset and count >= 0"), Error);
 }

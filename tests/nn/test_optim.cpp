@@ -1,6 +1,7 @@
 // Optimisers, the learning-rate schedule and gradient clipping against hand-computed values.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tinygpt/autograd/ops.h"
@@ -175,7 +176,7 @@ TEST_CASE("SGD: plain steps and L2 weight decay, over an arena") {
 }
 
 TEST_CASE("cosine schedule: nanoGPT's warm-up, cosine and floor") {
-  CosineSchedule schedule{1e-3, 1e-4, 10, 110};
+  LearningRateSchedule schedule{ScheduleShape::Cosine, 1e-3, 1e-4, 10, 110};
   CHECK(schedule.at(0) == doctest::Approx(1e-3 / 11));
   CHECK(schedule.at(9) == doctest::Approx(1e-3 * 10 / 11));
   CHECK(schedule.at(10) == doctest::Approx(1e-3));
@@ -183,10 +184,59 @@ TEST_CASE("cosine schedule: nanoGPT's warm-up, cosine and floor") {
   CHECK(schedule.at(35) == doctest::Approx(1e-4 + 0.5 * (1 + std::cos(M_PI / 4)) * 9e-4));
   CHECK(schedule.at(110) == doctest::Approx(1e-4));
   CHECK(schedule.at(5000) == doctest::Approx(1e-4));
-  const CosineSchedule no_decay{1e-3, 1e-4, 5, 5};
+  const LearningRateSchedule no_decay{ScheduleShape::Cosine, 1e-3, 1e-4, 5, 5};
   CHECK(no_decay.at(5) == doctest::Approx(1e-4));
-  CHECK_THROWS_WITH_AS((CosineSchedule{1e-3, 1e-4, 20, 10}.validate()), doctest::Contains("warmup_iters <= decay_iters"),
+  CHECK_THROWS_WITH_AS((LearningRateSchedule{ScheduleShape::Cosine, 1e-3, 1e-4, 20, 10}.validate()), doctest::Contains("warmup_iters <= decay_iters"),
                        Error);
+}
+
+TEST_CASE("warmup-stable-decay schedule: warm-up, constant, a linear cool-down over the last fraction, floor") {
+  const LearningRateSchedule schedule{ScheduleShape::WarmupStableDecay, 1e-3, 1e-4, 10, 110, 0.5};
+  CHECK(schedule.cooldown_start() == 55);
+  CHECK(schedule.at(0) == doctest::Approx(1e-3 / 11));  // the cosine's warm-up
+  CHECK(schedule.at(10) == 1e-3);
+  CHECK(schedule.at(54) == 1e-3);
+  CHECK(schedule.at(55) == 1e-3);                         // the cool-down starts at max_lr
+  CHECK(schedule.at(56) == doctest::Approx(1e-3 - 9e-4 / 55));
+  CHECK(schedule.at(109) == doctest::Approx(1e-4 + 9e-4 / 55));
+  CHECK(schedule.at(110) == doctest::Approx(1e-4));
+  CHECK(schedule.at(500) == doctest::Approx(1e-4));
+  // A cool-down longer than the time after the warm-up starts at the warm-up's end.
+  const LearningRateSchedule all_cooldown{ScheduleShape::WarmupStableDecay, 1e-3, 0, 20, 100, 1.0};
+  CHECK(all_cooldown.cooldown_start() == 20);
+  CHECK(all_cooldown.at(60) == doctest::Approx(5e-4));
+  CHECK_THROWS_WITH_AS((LearningRateSchedule{ScheduleShape::WarmupStableDecay, 1e-3, 1e-4, 1, 10, 1.5}.validate()),
+                       doctest::Contains("cooldown must be in [0, 1]"), Error);
+}
+
+TEST_CASE("AdamW leaves out the parameters another optimiser takes: they do not move and have no moments") {
+  Kinds model;
+  ParameterArena arena(model);
+  fill_(arena.params(), 1.0);
+  fill_(arena.grads(), 0.5);
+  AdamW adamw(arena, AdamWOptions{}, {"wpe.weight", "fc.weight"});
+  CHECK(adamw.decayed_names() == std::vector<std::string>{"wte.weight"});
+  CHECK(adamw.undecayed_names() == std::vector<std::string>{"fc.bias", "ln.weight", "ln.bias"});
+  adamw.step();
+  AdamW everything(arena, AdamWOptions{});  // the same step of every parameter, for comparison
+  int64_t kept = 0;
+  std::vector<std::string> state_names;
+  for (const NamedTensor& tensor : adamw.state_tensors()) state_names.push_back(tensor.name);
+  for (size_t i = 0; i < arena.named_parameters().size(); ++i) {
+    const auto& [name, tensor] = arena.named_parameters()[i];
+    const bool left_out = name == "wpe.weight" || name == "fc.weight";
+    const std::vector<float> values = tensor.to_vector<float>();
+    for (float value : values) CHECK((value == 1.0f) == left_out);
+    if (!left_out) kept += tensor.numel();
+    const bool has_moments = std::count(state_names.begin(), state_names.end(), "optimizer.m." + name) == 1;
+    CHECK(has_moments == !left_out);
+  }
+  CHECK(adamw.state().m.numel() == kept);
+  // The moments of the kept parameters sit back to back: each named view holds its own (the first moment is 0.05).
+  for (const NamedTensor& tensor : adamw.state_tensors())
+    if (tensor.name.starts_with("optimizer.m."))
+      for (float value : tensor.tensor.to_vector<float>()) CHECK(value == doctest::Approx(0.05));
+  CHECK_THROWS_WITH_AS(AdamW(arena, AdamWOptions{}, {"no.such.weight"}), doctest::Contains("not in the arena"), Error);
 }
 
 TEST_CASE("clip_grad_norm: returns the norm, scales by max_norm / (norm + 1e-6) only when above") {
