@@ -416,6 +416,7 @@ void set_run_threads(const CLI::App& command, const TrainArguments& arguments, c
 
 // Flags that cannot go together, refused before anything is read.
 void check_flag_combinations(const CLI::App& command, const TrainArguments& arguments) {
+  validate_flags(arguments.settings);  // a value out of range is refused before --out is touched
   check_usage(!arguments.resume || arguments.init_from.empty(),
               "--resume continues the run in --out; --init-from starts a new one: give one of them");
   check_usage(!arguments.resume || !arguments.overwrite,

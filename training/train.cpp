@@ -360,6 +360,7 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
                header_.config.batch_size * header_.config.block_size * settings.grad_accum * job_.size(),
                job_.size());
 
+  const auto session_started = std::chrono::steady_clock::now();
   TrainResult result;
   result.last_val_loss = std::numeric_limits<double>::quiet_NaN();
   if (outputs.profile) reset_profile();
@@ -393,7 +394,9 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
             "tighter --grad-clip; ", latest_path, " is still the last good checkpoint");
       const bool best = evaluation.val_loss < header_.best_val_loss;
       if (best) header_.best_val_loss = evaluation.val_loss;
-      log.eval({step, evaluation.train_loss, evaluation.val_loss, schedule_.at(std::max<int64_t>(step - 1, 0))},
+      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - session_started;
+      log.eval({step, evaluation.train_loss, evaluation.val_loss, schedule_.at(std::max<int64_t>(step - 1, 0)),
+                elapsed.count()},
                best);
       result.last_val_loss = evaluation.val_loss;
       if (best) save(best_path, /*with_optimizer=*/false);

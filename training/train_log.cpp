@@ -148,7 +148,7 @@ void TrainLog::eval(const EvalReport& report, bool best) {
     nlohmann::json line = {{"iter", report.step},         {"eval", true},
                            {"train_loss", report.train_loss}, {"val_loss", report.val_loss},
                            {"val_perplexity", std::exp(report.val_loss)}, {"lr", report.lr},
-                           {"tokens_per_s", last_tokens_per_s_}};
+                           {"tokens_per_s", last_tokens_per_s_}, {"elapsed_s", report.elapsed_seconds}};
     write_metrics(line.dump());
   }
 }

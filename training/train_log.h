@@ -9,8 +9,11 @@
 //     (a job of several ranks adds "all_reduce_ms", the part of step_ms spent averaging gradients;
 //     tokens_per_s is always the whole job's)
 //     and one per evaluation,
-//       {"iter": 250, "eval": true, "train_loss": 2.31, "val_loss": 2.35, "val_perplexity": 10.5, "lr": ..., "tokens_per_s": ...}
-//     where train_loss is the evaluation's estimate over eval_iters batches.
+//       {"iter": 250, "eval": true, "train_loss": 2.31, "val_loss": 2.35, "val_perplexity": 10.5, "lr": ..., "tokens_per_s": ...,
+//        "elapsed_s": 81.2}
+//     where train_loss is the evaluation's estimate over eval_iters batches and elapsed_s the
+//     wall time since this session of the run began, evaluations and checkpoints included
+//     (what a time-to-target is measured in: bench/run_speedrun.sh).
 #pragma once
 #include <cstdint>
 #include <fstream>
@@ -33,6 +36,7 @@ struct EvalReport {
   int64_t step;           // optimiser steps taken before the evaluation
   double train_loss, val_loss;
   double lr;
+  double elapsed_seconds;  // since the session began, up to the end of this evaluation
 };
 
 class TrainLog {
