@@ -37,6 +37,11 @@ Muon::Muon(const ParameterArena& arena, std::vector<MuonMatrix> matrices, MuonOp
     }
     state_size += slot->count;
   }
+  for (const Block& block : blocks_) {
+    // Per step: A = X X^T, A A and B X, with X (m, n) the wide way round.
+    const double m = static_cast<double>(std::min(block.rows, block.cols)), n = static_cast<double>(std::max(block.rows, block.cols));
+    newton_schulz_flops_ += static_cast<double>(options.ns_steps) * (2 * m * m * n + 2 * m * m * m + 2 * m * m * n);
+  }
   std::stable_sort(blocks_.begin(), blocks_.end(),
                    [](const Block& a, const Block& b) { return a.rows * a.cols > b.rows * b.cols; });
   momentum_ = zeros({state_size});
@@ -44,6 +49,8 @@ Muon::Muon(const ParameterArena& arena, std::vector<MuonMatrix> matrices, MuonOp
 
 void Muon::step() {
   ProfilePassScope pass(ProfilePass::update);
+  ProfileScope scope(ProfileFamily::muon);
+  scope.add_flops(newton_schulz_flops_);
   raw::begin_in_place_write(arena_.params(), "Muon");
   float* params = arena_.params().data<float>();
   const float* grads = arena_.grads().data<float>();

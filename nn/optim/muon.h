@@ -63,6 +63,7 @@ class Muon {
   std::vector<Block> blocks_;           // largest first
   MuonOptions options_;
   Tensor momentum_;  // (M,)
+  double newton_schulz_flops_ = 0;  // of one step, for the profile
 };
 
 }  // namespace tg::nn

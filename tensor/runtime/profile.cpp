@@ -57,6 +57,7 @@ const char* profile_family_name(ProfileFamily family) {
     case ProfileFamily::rope: return "rope";
     case ProfileFamily::embedding: return "embedding";
     case ProfileFamily::adamw: return "adamw";
+    case ProfileFamily::muon: return "muon";
     case ProfileFamily::elementwise: return "elementwise";
     case ProfileFamily::reduce: return "reduce";
     case ProfileFamily::copy: return "copy";

@@ -49,6 +49,7 @@ enum class ProfileFamily : uint8_t {
   rope,
   embedding,      // token rows gathered, their gradients added back (tensor/index.cpp)
   adamw,          // the fused update (nn/functional/adamw.cpp)
+  muon,           // Muon's update: momentum and the Newton-Schulz products (nn/functional/muon.cpp)
   elementwise,    // add, mul, ..., where, fill, add_, mul_ (tensor/elementwise.cpp, tensor/factory.cpp)
   reduce,         // sum, mean, var (tensor/reduce.cpp), the gradient norm (nn/optim/clip.cpp)
   copy,           // copy_, so clone, contiguous and reshape's copies (tensor/view.cpp)

@@ -202,3 +202,20 @@ TEST_CASE("train --optimizer muon: grad_accum micro-batches take the step of one
     CHECK(difference <= 1e-4f * largest);
   }
 }
+
+TEST_CASE("train --optimizer muon --profile: the update's Newton-Schulz products are the muon row, with their FLOPs") {
+  const GPTConfig config = tg::testing::tiny_config();
+  std::ostringstream progress;
+  ScratchDir dir;
+  TrainOutputs outputs = tg::testing::outputs_in(dir.path());
+  outputs.profile = true;
+  const TrainResult result = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), config, muon_settings(3))
+                                 ->train(outputs, progress);
+  const ProfileRow* muon = result.profile.row(ProfileFamily::muon, ProfilePass::update);
+  REQUIRE(muon != nullptr);
+  CHECK(muon->calls == 2);  // the first step is the warm-up, not profiled
+  // Per layer (C = 16, head size 8): q, k, v and c_proj are (16, 16); c_fc (64, 16) and c_proj (16, 64) are
+  // (16, 64) the wide way round. A step of 5 iterations: 2 m^2 n + 2 m^3 + 2 m^2 n each.
+  const auto flops = [](double m, double n) { return 5 * (4 * m * m * n + 2 * m * m * m); };
+  CHECK(muon->flops == doctest::Approx(2 * 2 * (4 * flops(16, 16) + 2 * flops(16, 64))));
+}
