@@ -56,6 +56,7 @@ std::unique_ptr<nn::Optimizer> make_optimizer(const nn::ParameterArena& arena, c
   muon.momentum = settings.muon_momentum;
   muon.weight_decay = settings.muon_weight_decay;
   muon.ns_steps = settings.muon_ns_steps;
+  muon.bf16_products = settings.bf16_matmul == 1;  // a --dtype bf16 run's products are all bfloat16's
   return std::make_unique<nn::Optimizer>(arena, adamw_options(settings), hidden_matrices(config), muon);
 }
 
@@ -69,7 +70,8 @@ std::string describe_optimizer(const nn::Optimizer& optimizer) {
   const nn::MuonOptions& options = muon->options();
   return "Muon (lr " + number(options.lr) + ", momentum " + number(options.momentum) +
          (options.nesterov ? " Nesterov" : "") + ", " + std::to_string(options.ns_steps) +
-         " Newton-Schulz steps, weight decay " + number(options.weight_decay) + ") on " +
+         (options.bf16_products ? " bf16" : "") + " Newton-Schulz steps, weight decay " + number(options.weight_decay) +
+         ") on " +
          std::to_string(muon->matrices().size()) + " hidden matrices (" + parameters_in_millions(muon->element_count()) +
          "); " + adamw_text + " on the embeddings, head, norms and biases (" + parameters_in_millions(adamw_count) + ")";
 }

@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "tinygpt/tensor/cpu/bfloat16_convert.h"
 #include "tinygpt/tensor/cpu/gemm.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/error.h"
 
 namespace tg::nn {
@@ -17,9 +19,38 @@ float lerp(float from, float to, float weight) {
   return weight < 0.5f ? from + weight * (to - from) : to - (to - from) * (1.0f - weight);
 }
 
+// The three products of one Newton-Schulz step, with float32 or bfloat16 operands:
+//   a = x x^T,  b = c a a (+ b a, added by the caller),  next += b x.
+class NewtonSchulzProducts {
+ public:
+  NewtonSchulzProducts(int64_t m, int64_t n, bool bf16) : m_(m), n_(n), bf16_(bf16) {
+    if (bf16_) x_.resize(static_cast<size_t>(m * n)), square_.resize(static_cast<size_t>(m * m));
+  }
+  void gram(const float* x, float* a) {  // a (m, m) = x x^T
+    if (!bf16_) return cpu::gemm(false, true, m_, m_, n_, 1.0f, x, n_, x, n_, 0.0f, a, m_);
+    cpu::float_to_bfloat16_rows(m_, n_, x, n_, x_.data(), n_);
+    cpu::gemm_bf16(false, true, m_, m_, n_, 1.0f, x_.data(), n_, x_.data(), n_, 0.0f, a, m_);
+  }
+  void square(const float* a, float* b) {  // b (m, m) = c a a
+    if (!bf16_) return cpu::gemm(false, false, m_, m_, m_, kNewtonSchulzC, a, m_, a, m_, 0.0f, b, m_);
+    cpu::float_to_bfloat16_rows(m_, m_, a, m_, square_.data(), m_);
+    cpu::gemm_bf16(false, false, m_, m_, m_, kNewtonSchulzC, square_.data(), m_, square_.data(), m_, 0.0f, b, m_);
+  }
+  void apply(const float* b, const float* x, float* next) {  // next (m, n) += b x, x as gram() last rounded it
+    if (!bf16_) return cpu::gemm(false, false, m_, n_, m_, 1.0f, b, m_, x, n_, 1.0f, next, n_);
+    cpu::float_to_bfloat16_rows(m_, m_, b, m_, square_.data(), m_);
+    cpu::gemm_bf16(false, false, m_, n_, m_, 1.0f, square_.data(), m_, x_.data(), n_, 1.0f, next, n_);
+  }
+
+ private:
+  int64_t m_, n_;
+  bool bf16_;
+  std::vector<bfloat16> x_, square_;  // bfloat16 operands
+};
+
 }  // namespace
 
-void orthogonalize(float* matrix, int64_t rows, int64_t cols, int64_t steps) {
+void orthogonalize(float* matrix, int64_t rows, int64_t cols, int64_t steps, bool bf16_products) {
   check(rows > 0 && cols > 0 && steps >= 0, "orthogonalize: needs rows, cols > 0 and steps >= 0, got ", rows, ", ",
         cols, ", ", steps);
   const bool transposed = rows > cols;
@@ -31,12 +62,13 @@ void orthogonalize(float* matrix, int64_t rows, int64_t cols, int64_t steps) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       x[static_cast<size_t>(transposed ? c * n + r : r * n + c)] = matrix[r * cols + c] / norm;
+  NewtonSchulzProducts products(m, n, bf16_products);
   for (int64_t step = 0; step < steps; ++step) {
-    cpu::gemm(false, true, m, m, n, 1.0f, x.data(), n, x.data(), n, 0.0f, a.data(), m);  // A = X X^T
-    cpu::gemm(false, false, m, m, m, kNewtonSchulzC, a.data(), m, a.data(), m, 0.0f, b.data(), m);  // c A A
-    for (size_t i = 0; i < a.size(); ++i) b[i] += kNewtonSchulzB * a[i];                          // + b A
-    for (size_t i = 0; i < x.size(); ++i) next[i] = kNewtonSchulzA * x[i];                         // a X
-    cpu::gemm(false, false, m, n, m, 1.0f, b.data(), m, x.data(), n, 1.0f, next.data(), n);     // + B X
+    products.gram(x.data(), a.data());                                      // A = X X^T
+    products.square(a.data(), b.data());                                    // c A A
+    for (size_t i = 0; i < a.size(); ++i) b[i] += kNewtonSchulzB * a[i];   // + b A
+    for (size_t i = 0; i < x.size(); ++i) next[i] = kNewtonSchulzA * x[i];  // a X
+    products.apply(b.data(), x.data(), next.data());                       // + B X
     std::swap(x, next);
   }
   for (int64_t r = 0; r < rows; ++r)
@@ -56,7 +88,7 @@ void muon_step(float* param, const float* grad, float* momentum_buffer, int64_t 
     update[static_cast<size_t>(i)] = hyperparameters.nesterov ? lerp(grad[i], momentum_buffer[i], momentum)
                                                               : momentum_buffer[i];
   }
-  orthogonalize(update.data(), rows, cols, hyperparameters.ns_steps);
+  orthogonalize(update.data(), rows, cols, hyperparameters.ns_steps, hyperparameters.bf16_products);
   // Python computes the scalars in double; torch rounds them to float in its kernels.
   const double lr = hyperparameters.lr;
   const float decay = static_cast<float>(1.0 - lr * hyperparameters.weight_decay);

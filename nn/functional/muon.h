@@ -18,7 +18,10 @@
 // The coefficients push every singular value of X towards the interval
 // [0.7, 1.2] in five steps, rather than to exactly 1: the update only needs
 // every direction at a similar size, and steeper coefficients converge in
-// fewer matrix products. The products are cpu::gemm's (OpenBLAS), in float32.
+// fewer matrix products. The products are cpu::gemm's (OpenBLAS) in float32,
+// or, as the reference runs them, with bfloat16 operands (cpu::gemm_bf16, float32
+// sums; X, A and B themselves stay float32): the choice of a --dtype bf16 run,
+// twice the products a second where the CPU has AVX512-BF16.
 #pragma once
 #include <cstdint>
 
@@ -31,6 +34,7 @@ struct MuonHyperparameters {
   double weight_decay;
   int64_t ns_steps;
   bool nesterov;
+  bool bf16_products;  // the Newton-Schulz products' operands rounded to bfloat16
 };
 
 inline constexpr float kNewtonSchulzA = 3.4445f, kNewtonSchulzB = -4.7750f, kNewtonSchulzC = 2.0315f;
@@ -38,7 +42,7 @@ inline constexpr float kNewtonSchulzA = 3.4445f, kNewtonSchulzB = -4.7750f, kNew
 // matrix (rows, cols), row-major: replaced by the Newton-Schulz approximation of
 // its orthogonal factor. Single-threaded products when called inside an OpenMP
 // parallel region (the OpenMP build of OpenBLAS), threaded otherwise.
-void orthogonalize(float* matrix, int64_t rows, int64_t cols, int64_t steps);
+void orthogonalize(float* matrix, int64_t rows, int64_t cols, int64_t steps, bool bf16_products = false);
 
 // The update above of one (rows, cols) block: param and grad in the arena,
 // momentum_buffer its own (zero before the first step). grad is only read.

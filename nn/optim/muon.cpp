@@ -55,8 +55,8 @@ void Muon::step() {
   float* params = arena_.params().data<float>();
   const float* grads = arena_.grads().data<float>();
   float* momentum = momentum_.data<float>();
-  const MuonHyperparameters hyperparameters{options_.lr, options_.momentum, options_.weight_decay, options_.ns_steps,
-                                            options_.nesterov};
+  const MuonHyperparameters hyperparameters{options_.lr,       options_.momentum, options_.weight_decay,
+                                            options_.ns_steps, options_.nesterov, options_.bf16_products};
   const int64_t blocks = static_cast<int64_t>(blocks_.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t i = 0; i < blocks; ++i) {

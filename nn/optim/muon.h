@@ -28,6 +28,7 @@ struct MuonOptions {
   double weight_decay = 0.0;  // decoupled: p *= 1 - lr * weight_decay
   int64_t ns_steps = 5;       // Newton-Schulz iterations
   bool nesterov = true;
+  bool bf16_products = false;  // the Newton-Schulz products with bfloat16 operands (nn/functional/muon.h)
 };
 
 struct MuonMatrix {
