@@ -10,7 +10,8 @@
 #   OUT_DIR  bench/out/speedrun (default): OUT_DIR/<recipe name>/ holds the run,
 #            OUT_DIR/curve.{jsonl,svg} the report, beside every other run already in OUT_DIR
 # TARGET (1.47: nanoGPT's 1.4697 rounded), MINUTES (0: no limit; the run is
-# stopped and saved at that wall time), THREADS (2).
+# stopped and saved at that wall time), THREADS (2), DTYPE (bf16 where the CPU has
+# AVX512-BF16, else float32; `DTYPE=float32` forces it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/bench_program.sh
@@ -34,9 +35,13 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "recipe: $recipe; target: val loss <= $target on the whole validation split"
 limit=()
 [[ $minutes != 0 ]] && limit=(timeout --signal=TERM "${minutes}m")
+# bf16 products pay only where the CPU has AVX512-BF16 (elsewhere they run widened to float32, slower).
+dtype=()
+[[ -z ${DTYPE:-} ]] && grep -qw avx512_bf16 /proc/cpuinfo && DTYPE=bf16
+[[ -n ${DTYPE:-} ]] && dtype=(--dtype "$DTYPE")
 status=0
 "${limit[@]}" "$tinygpt" train --config-file "$recipe" --data "$data" --out "$run_dir" --overwrite \
-  --threads "$threads" --eval-whole-val 1 --target-loss "$target" "$@" 2>&1 | tee "$run_dir/train.log" || status=$?
+  --threads "$threads" --eval-whole-val 1 --target-loss "$target" "${dtype[@]}" "$@" 2>&1 | tee "$run_dir/train.log" || status=$?
 # 124 (timeout) and 130/143 (stopped by a signal) still leave a saved run to report on.
 [[ $status == 0 || $status == 124 || $status == 130 || $status == 143 ]] || exit "$status"
 

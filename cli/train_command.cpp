@@ -577,11 +577,13 @@ void print_run_header(std::ostream& out, StartedRun& started, const TrainArgumen
             << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "")
             << (bf16 ? ", bf16 matrix products (mixed precision)" : "") << "\n"
       << "optimizer: " << describe_optimizer(started.run->optimizer()) << "\n";
-  if (settings.target_loss > 0 || settings.eval_whole_val == 1)
+  if (settings.target_loss > 0 || settings.eval_whole_val == 1) {
     out << "evaluation: every " << settings.eval_interval << " steps, "
         << (settings.eval_whole_val == 1 ? "val loss over the whole val split"
-                                         : "val loss over " + std::to_string(settings.eval_iters) + " batches")
-        << (settings.target_loss > 0 ? "; stops when it reaches " + std::to_string(settings.target_loss) : "") << "\n";
+                                         : "val loss over " + std::to_string(settings.eval_iters) + " batches");
+    if (settings.target_loss > 0) out << "; stops when it reaches " << settings.target_loss;
+    out << "\n";
+  }
   if (settings.warmup > settings.decay_iters)
     out << "note: --warmup " << settings.warmup << " is longer than the schedule, which ends at step "
         << settings.decay_iters << ": the learning rate warms up over all " << settings.decay_iters

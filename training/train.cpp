@@ -1,6 +1,7 @@
 #include "tinygpt/training/train.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -402,8 +403,10 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
       if (best) save(best_path, /*with_optimizer=*/false);
       save_latest();
       if (settings.target_loss > 0 && evaluation.val_loss <= settings.target_loss) {  // the same on every rank
-        log.note("target reached: val loss " + std::to_string(evaluation.val_loss) + " <= " +
-                 std::to_string(settings.target_loss) + " at step " + std::to_string(step));
+        char line[120];
+        std::snprintf(line, sizeof line, "target reached: val loss %.4f <= %g at step %lld", evaluation.val_loss,
+                      settings.target_loss, static_cast<long long>(step));
+        log.note(line);
         result.reached_target = true;
         break;
       }
