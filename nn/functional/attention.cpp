@@ -98,12 +98,15 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
   const Tensor v_rows = kernel_readable_head_rows(v);
   const bool save_weights = any_requires_grad(inputs);
   Tensor y = Tensor::empty({shape.batch, shape.queries, shape.channels()}, q.dtype());
-  Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())
+  // The softmax weights, saved for the backward: in bfloat16 with bfloat16 products (the formulas:
+  // tensor/cpu/attention_kernels_avx512_bf16.h).
+  Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys},
+                                                bf16 ? DType::BFloat16 : q.dtype())
                                 : Tensor();
   if (bf16) {
     cpu::isa_avx512_bf16::attention_forward_bf16(head_rows<float>(q_rows), head_rows<float>(k_rows),
                                                  head_rows<float>(v_rows), y.data<float>(),
-                                                 data_or_null<float>(weights), shape);
+                                                 data_or_null<bfloat16>(weights), shape);
   } else {
     visit_floating(q.dtype(), op, [&]<class T>() {
       cpu::functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
@@ -119,7 +122,7 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
                   const AttentionGradients grads = gradient_parts(needs_grad);
                   if (bf16) {
                     cpu::isa_avx512_bf16::attention_backward_bf16(
-                        dy_contiguous.data<float>(), weights.data<float>(), head_rows<float>(q), head_rows<float>(k),
+                        dy_contiguous.data<float>(), weights.data<bfloat16>(), head_rows<float>(q), head_rows<float>(k),
                         head_rows<float>(v), grads.data<float>(grads.dq), grads.data<float>(grads.dk),
                         grads.data<float>(grads.dv), grads.row_stride, shape);
                   } else {

@@ -20,8 +20,9 @@
 // products bfloat16 (float32 q, k, v only; the default float32 means the
 // operands' own type) is mixed-precision training, as for linear_product
 // (autograd/linear_op.h): the six products of forward and backward take
-// operands rounded to bfloat16 and sum in float32; the softmax, its backward
-// and the saved weights stay float32 (tensor/cpu/attention_kernels_avx512_bf16.h).
+// operands rounded to bfloat16 and sum in float32, the softmax weights are
+// saved in bfloat16; the softmax and its backward compute in float32
+// (tensor/cpu/attention_kernels_avx512_bf16.h).
 // Only where the CPU has AVX512-BF16 (cpu::bf16_gemm_kernel()): elsewhere,
 // where bfloat16 products would be widened to float32, they run in float32.
 #pragma once

@@ -4,7 +4,8 @@
 // The loops are attention_kernels.h's: one head per OpenMP thread at a time,
 // query blocks of kQueryBlock rows (kBackwardQueryBlock in the backward) that
 // multiply only against the keys their last query sees, and the same float32
-// softmax and softmax backward. What changes is the products: each head's
+// softmax. What changes is the products, and the weights saved in bfloat16:
+// each head's
 // operands are rounded to bfloat16 once and packed into the panels of
 // VDPBF16PS (tensor/cpu/bf16_panels_avx512_bf16.h), the operands that every
 // block reads (k and v) once per head, the block's own (q, dY, the weights,
@@ -78,22 +79,52 @@ void multiply(int64_t m, int64_t n, int64_t pairs, const Word* a_panels, const W
                                 static_cast<int>(std::min<int64_t>(kColumns, n - col)));
 }
 
+// causal_softmax_backward_rows (tensor/cpu/attention_kernels.h) on weights
+// saved in bfloat16: for each of `rows` rows row_stride apart, grad holds dP
+// and becomes scale * P (dP - sum_j P_j dP_j), zero for the masked keys
+// first_visible + r .. row_end - 1. The weights are widened exactly (a
+// bfloat16 is a float32's upper half) and the sums are float32.
+void softmax_backward_rows(const bfloat16* weights, float* grad, int64_t rows, int64_t row_stride,
+                           int64_t first_visible, int64_t row_end, float scale) {
+  const auto widened = [](const bfloat16* values, __mmask16 lanes) {
+    const __m512i halves = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(lanes, values));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(halves, 16));
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    const bfloat16* row_weights = weights + r * row_stride;
+    float* row_grad = grad + r * row_stride;
+    __m512 dots = _mm512_setzero_ps();
+    for (int64_t j = 0; j < row_end; j += 16) {
+      const __mmask16 lanes = lanes_below(static_cast<int>(row_end - j));
+      dots = _mm512_fmadd_ps(widened(row_weights + j, lanes), _mm512_maskz_loadu_ps(lanes, row_grad + j), dots);
+    }
+    const __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(dots)), scales = _mm512_set1_ps(scale);
+    for (int64_t j = 0; j < row_end; j += 16) {
+      const __mmask16 lanes = lanes_below(static_cast<int>(row_end - j));
+      const __m512 difference = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, row_grad + j), dot);
+      _mm512_mask_storeu_ps(row_grad + j, lanes,
+                            _mm512_mul_ps(_mm512_mul_ps(scales, widened(row_weights + j, lanes)), difference));
+    }
+    std::fill(row_grad + first_visible + r, row_grad + row_end, 0.0f);
+  }
+}
+
 }  // namespace
 
-// q, k, v -> y (B, Tq, C) contiguous; weights (B, NH, Tq, Tk) filled below the
-// causal diagonal when not null (else a per-thread scratch is used).
+// q, k, v -> y (B, Tq, C) contiguous; weights (B, NH, Tq, Tk) in bfloat16
+// filled below the causal diagonal when not null.
 void attention_forward_bf16(const HeadRows<float>& q, const HeadRows<float>& k, const HeadRows<float>& v, float* y,
-                            float* weights, const AttentionShape& shape) {
+                            bfloat16* weights, const AttentionShape& shape) {
   const int64_t batch_heads = shape.batch * shape.heads, queries = shape.queries, keys = shape.keys;
   const int64_t channels = shape.channels(), head_size = shape.head_size;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
   const int64_t head_pairs = ceil_div(head_size, 2), key_pairs = ceil_div(keys, 2);
 #pragma omp parallel if (shape.worth_parallel())
   {
-    Scratch<float> scratch(weights ? 0 : kQueryBlock * keys);
+    Scratch<float> scores(kQueryBlock * keys);  // the block's, (rows, keys)
+    Scratch<bfloat16> scratch_weights(weights ? 0 : kQueryBlock * keys);
     // The head's q, k, v rounded: (positions, HS) each, contiguous.
     Scratch<bfloat16> q16(queries * head_size), k16(keys * head_size), v16(keys * head_size);
-    Scratch<bfloat16> weights16(kQueryBlock * keys);  // the block's, (rows, keys)
     PackedWords k_panels(panel_words(keys, kColumns, head_size));  // k^T: (HS, Tk), pairs along HS
     PackedWords v_panels(panel_words(head_size, kColumns, keys));  // v: (Tk, HS), pairs along keys
     PackedWords a_panels(panel_words(kQueryBlock, kRows, std::max(head_size, keys)));
@@ -106,22 +137,23 @@ void attention_forward_bf16(const HeadRows<float>& q, const HeadRows<float>& k, 
       pack_panels({k16.data(), head_size, true}, 0, keys, kColumns, 0, head_size, k_panels.data());
       pack_panels({v16.data(), head_size, false}, 0, head_size, kColumns, 0, keys, v_panels.data());
       float* y_head = y + shape.head_start(b, h, queries);  // rows C apart
-      float* weights_head = weights ? weights + batch_head * queries * keys : nullptr;
+      bfloat16* weights_head = weights ? weights + batch_head * queries * keys : nullptr;
       for (int64_t first = 0; first < queries; first += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, queries - first);
         const int64_t visible_end = shape.offset() + first + rows;  // keys the block's last row sees
-        float* scores = weights_head ? weights_head + first * keys : scratch.data();
+        bfloat16* block_weights = weights_head ? weights_head + first * keys : scratch_weights.data();
         pack_panels({q16.data() + first * head_size, head_size, true}, 0, rows, kRows, 0, head_size, a_panels.data());
-        multiply(rows, visible_end, head_pairs, a_panels.data(), k_panels.data(), head_pairs, scale, 0.0f, scores,
-                 keys);
-        causal_softmax_rows(scores, rows, keys, shape.offset() + first + 1, visible_end);
+        multiply(rows, visible_end, head_pairs, a_panels.data(), k_panels.data(), head_pairs, scale, 0.0f,
+                 scores.data(), keys);
+        causal_softmax_rows(scores.data(), rows, keys, shape.offset() + first + 1, visible_end);
+        round_rows(rows, visible_end, scores.data(), keys, block_weights, keys);
         if (weights_head) {  // the backward's larger blocks read these rows further: zeros up to their end
           const int64_t backward_block_end = std::min(queries, (first / kBackwardQueryBlock + 1) * kBackwardQueryBlock);
           for (int64_t r = 0; r < rows; ++r)
-            std::fill(scores + r * keys + visible_end, scores + r * keys + shape.offset() + backward_block_end, 0.0f);
+            std::fill(block_weights + r * keys + visible_end, block_weights + r * keys + shape.offset() + backward_block_end,
+                      bfloat16{});
         }
-        round_rows(rows, visible_end, scores, keys, weights16.data(), keys);
-        pack_panels({weights16.data(), keys, true}, 0, rows, kRows, 0, visible_end, a_panels.data());
+        pack_panels({block_weights, keys, true}, 0, rows, kRows, 0, visible_end, a_panels.data());
         multiply(rows, head_size, ceil_div(visible_end, 2), a_panels.data(), v_panels.data(), key_pairs, 1.0f, 0.0f,
                  y_head + first * channels, channels);
       }
@@ -131,7 +163,7 @@ void attention_forward_bf16(const HeadRows<float>& q, const HeadRows<float>& k, 
 
 // dy (B, Tq, C) contiguous, the saved weights, q, k, v -> dq (B, Tq, NH, HS),
 // dk, dv (B, Tk, NH, HS) (each may be null), rows grad_row_stride apart.
-void attention_backward_bf16(const float* dy, const float* weights, const HeadRows<float>& q,
+void attention_backward_bf16(const float* dy, const bfloat16* weights, const HeadRows<float>& q,
                              const HeadRows<float>& k, const HeadRows<float>& v, float* dq, float* dk, float* dv,
                              int64_t grad_row_stride, const AttentionShape& shape) {
   const int64_t batch_heads = shape.batch * shape.heads, queries = shape.queries, keys = shape.keys;
@@ -144,7 +176,7 @@ void attention_backward_bf16(const float* dy, const float* weights, const HeadRo
     // The head's q, k, v and dy rounded: (positions, HS) each, contiguous.
     Scratch<bfloat16> q16(queries * head_size), k16(keys * head_size), v16(keys * head_size), dy16(queries * head_size);
     Scratch<float> dscores(kBackwardQueryBlock * keys);  // dP, then dS: (rows, keys)
-    Scratch<bfloat16> weights16(kBackwardQueryBlock * keys), dscores16(kBackwardQueryBlock * keys);
+    Scratch<bfloat16> dscores16(kBackwardQueryBlock * keys);
     PackedWords v_panels(panel_words(keys, kColumns, head_size));  // v^T: (HS, Tk), pairs along HS
     PackedWords k_panels(panel_words(head_size, kColumns, keys));  // k: (Tk, HS), pairs along keys
     // A: the block's rows (pairs along HS or keys), or the keys' rows of P^T and dS^T (pairs along the block's rows).
@@ -154,7 +186,7 @@ void attention_backward_bf16(const float* dy, const float* weights, const HeadRo
 #pragma omp for schedule(static)
     for (int64_t batch_head = 0; batch_head < batch_heads; ++batch_head) {
       const int64_t b = batch_head / shape.heads, h = batch_head % shape.heads;
-      const float* weights_head = weights + batch_head * queries * keys;
+      const bfloat16* weights_head = weights + batch_head * queries * keys;
       float* dq_head = dq ? dq + shape.head_start(b, h, queries, grad_row_stride) : nullptr;
       float* dk_head = dk ? dk + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
       float* dv_head = dv ? dv + shape.head_start(b, h, keys, grad_row_stride) : nullptr;
@@ -175,11 +207,10 @@ void attention_backward_bf16(const float* dy, const float* weights, const HeadRo
         const int64_t rows = std::min(kBackwardQueryBlock, queries - first);
         const int64_t visible_end = shape.offset() + first + rows, row_pairs = ceil_div(rows, 2);
         const float accumulate = first == last_first ? 0.0f : 1.0f;  // beta of the dk and dv products
-        const float* block_weights = weights_head + first * keys;
+        const bfloat16* block_weights = weights_head + first * keys;
         const bfloat16* block_dy16 = dy16.data() + first * head_size;
         if (dv_head) {  // dv (visible, HS) += P^T (visible, rows) @ dY_block (rows, HS)
-          round_rows(rows, visible_end, block_weights, keys, weights16.data(), keys);
-          pack_panels({weights16.data(), keys, false}, 0, visible_end, kRows, 0, rows, a_panels.data());
+          pack_panels({block_weights, keys, false}, 0, visible_end, kRows, 0, rows, a_panels.data());
           pack_panels({block_dy16, head_size, false}, 0, head_size, kColumns, 0, rows, block_panels.data());
           multiply(visible_end, head_size, row_pairs, a_panels.data(), block_panels.data(), row_pairs, 1.0f,
                    accumulate, dv_head, grad_row_stride);
@@ -189,8 +220,8 @@ void attention_backward_bf16(const float* dy, const float* weights, const HeadRo
         pack_panels({block_dy16, head_size, true}, 0, rows, kRows, 0, head_size, a_panels.data());
         multiply(rows, visible_end, head_pairs, a_panels.data(), v_panels.data(), head_pairs, 1.0f, 0.0f,
                  dscores.data(), keys);
-        causal_softmax_backward_rows(block_weights, dscores.data(), rows, keys, shape.offset() + first + 1,
-                                     visible_end, scale);
+        softmax_backward_rows(block_weights, dscores.data(), rows, keys, shape.offset() + first + 1, visible_end,
+                              scale);
         round_rows(rows, visible_end, dscores.data(), keys, dscores16.data(), keys);
         if (dq_head) {  // dq (rows, HS) = dS (rows, visible) @ k (visible, HS)
           pack_panels({dscores16.data(), keys, true}, 0, rows, kRows, 0, visible_end, a_panels.data());
