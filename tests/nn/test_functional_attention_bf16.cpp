@@ -91,8 +91,8 @@ TEST_CASE("attention in bfloat16: the saved weights are the rounded softmax, the
         largest = std::max(largest, scores[j]);
       }
       for (double& score : scores) total += (score = std::exp(score - largest));
-      for (int64_t j = 0; j < positions; ++j) {
-        const double expected = j <= i ? scores[j] / total : 0.0;
+      for (int64_t j = 0; j <= i; ++j) {  // the keys query i sees: what the backward reads
+        const double expected = scores[j] / total;
         // Rounded to bfloat16: within half a step, at most 2^-8 of the value, and a little more for float32 sums.
         const double error = std::abs(p16[(head * positions + i) * positions + j] - expected);
         worst_weight = std::max(worst_weight, error / (expected / 256 + 1e-6));
