@@ -10,7 +10,10 @@
 #   cpu-small:12x64 baby:64x256. THREADS (2). BEFORE=OTHER_BUILD_DIR runs that
 #   build's float32 and bf16 too, in the same rounds (a change's figures before
 #   and after, under the same load), reported as dtypes "float32 before" and
-#   "bf16 before". Prints the range over the rounds beside each median.
+#   "bf16 before". Prints the range over the rounds beside each median, and the
+#   same for the CPU time of the process's threads per step (cpu_ms_median of
+#   bench_activation_memory): on a machine shared with other work, run with
+#   OMP_WAIT_POLICY=passive and compare those.
 set -euo pipefail
 
 project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,19 +54,20 @@ runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     record = json.loads(line)
     runs[(record["config"], record["batch"], record["block"], record["dtype"])].append(record)
-print(f"\n{'config, B x T':<20}{'dtype':<16}{'ms/step (range)':>26}{'activation MiB':>16}{'first loss':>12}")
+print(f"\n{'config, B x T':<20}{'dtype':<16}{'ms/step (range)':>24}{'CPU ms/step (range)':>26}{'activation MiB':>16}{'first loss':>12}")
+def spread(values):
+    return f"{statistics.median(values):.1f} ({min(values):.0f}-{max(values):.0f})"
 for key in sorted({key[:3] for key in runs}):
     for suffix in [" before", ""] if any(k[3].endswith(" before") for k in runs) else [""]:
-        medians = {}
         for dtype in ("float32", "bf16"):
             records = runs[key + (dtype + suffix,)]
-            times = [r["ms_median"] for r in records]
-            medians[dtype] = (statistics.median(times), statistics.median(r["activation_mib"] for r in records))
-            spread = f"{statistics.median(times):.1f} ({min(times):.0f}-{max(times):.0f})"
-            print(f"{key[0] + ', ' + str(key[1]) + ' x ' + str(key[2]):<20}{dtype + suffix:<16}{spread:>26}"
-                  f"{medians[dtype][1]:>16.0f}{records[0]['first_loss']:>12.4f}")
+            print(f"{key[0] + ', ' + str(key[1]) + ' x ' + str(key[2]):<20}{dtype + suffix:<16}"
+                  f"{spread([r['ms_median'] for r in records]):>24}{spread([r['cpu_ms_median'] for r in records]):>26}"
+                  f"{statistics.median(r['activation_mib'] for r in records):>16.0f}{records[0]['first_loss']:>12.4f}")
         # The speed-up of each round (its float32 over its bf16), then their median and range.
-        ratios = [f["ms_median"] / b["ms_median"] for f, b in zip(runs[key + ("float32" + suffix,)], runs[key + ("bf16" + suffix,)])]
-        print(f"{'':<20}{'bf16' + suffix:<16}{statistics.median(ratios):>9.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
-              f"{medians['float32'][1] / medians['bf16'][1]:>15.2f}x  (float32 / bf16 per round: > 1 is a gain)")
+        pairs = list(zip(runs[key + ("float32" + suffix,)], runs[key + ("bf16" + suffix,)]))
+        wall = [f["ms_median"] / b["ms_median"] for f, b in pairs]
+        cpu = [f["cpu_ms_median"] / b["cpu_ms_median"] for f, b in pairs]
+        print(f"{'':<20}{'bf16' + suffix + ' gain':<16}{statistics.median(wall):>13.2f}x ({min(wall):.2f}-{max(wall):.2f})"
+              f"{statistics.median(cpu):>15.2f}x ({min(cpu):.2f}-{max(cpu):.2f})  (float32 / bf16 per round)")
 PY
