@@ -146,7 +146,7 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, DType
   const cpu::AttentionShape shape = check_arguments("causal_attention", q, k, v);
   const bool bf16 = bfloat16_products("causal_attention", products, q.dtype());
   // dq (B, NH, Tq, HS), dk, dv (B, NH, Tk, HS): each (B, T, NH, HS) contiguous, rows C apart.
-  return attention_op("causal_attention", {q, k, v}, q, k, v, shape, bf16, [shape, dtype = q.dtype()](const Needs& needs) {
+  const auto gradient_parts = [shape, dtype = q.dtype()](const Needs& needs) {
     AttentionGradients grads;
     grads.returned = {needs[0] ? head_major_gradient(shape, shape.queries, dtype) : Tensor(),
                       needs[1] ? head_major_gradient(shape, shape.keys, dtype) : Tensor(),
@@ -156,7 +156,8 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, DType
     grads.dv.index = needs[2] ? 2 : -1;
     grads.row_stride = shape.channels();
     return grads;
-  });
+  };
+  return attention_op("causal_attention", {q, k, v}, q, k, v, shape, bf16, gradient_parts);
 }
 
 Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads, DType products) {

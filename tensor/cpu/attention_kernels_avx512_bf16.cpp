@@ -74,8 +74,9 @@ void multiply(int64_t m, int64_t n, int64_t pairs, const Word* a_panels, const W
               float alpha, float beta, float* c, int64_t ldc) {
   for (int64_t col = 0; col < n; col += kColumns)
     for (int64_t row = 0; row < m; row += kRows)
-      multiply_panels<kVectors>(pairs, a_panels + row / kRows * pairs * kRows, b_panels + col / kColumns * b_pairs * kColumns,
-                                alpha, beta, c + row * ldc + col, ldc, static_cast<int>(std::min<int64_t>(kRows, m - row)),
+      multiply_panels<kVectors>(pairs, a_panels + row / kRows * pairs * kRows,
+                                b_panels + col / kColumns * b_pairs * kColumns, alpha, beta, c + row * ldc + col, ldc,
+                                static_cast<int>(std::min<int64_t>(kRows, m - row)),
                                 static_cast<int>(std::min<int64_t>(kColumns, n - col)));
 }
 
@@ -149,9 +150,10 @@ void attention_forward_bf16(const HeadRows<float>& q, const HeadRows<float>& k, 
         round_rows(rows, visible_end, scores.data(), keys, block_weights, keys);
         if (weights_head) {  // the backward's larger blocks read these rows further: zeros up to their end
           const int64_t backward_block_end = std::min(queries, (first / kBackwardQueryBlock + 1) * kBackwardQueryBlock);
-          for (int64_t r = 0; r < rows; ++r)
-            std::fill(block_weights + r * keys + visible_end, block_weights + r * keys + shape.offset() + backward_block_end,
-                      bfloat16{});
+          for (int64_t r = 0; r < rows; ++r) {
+            bfloat16* row = block_weights + r * keys;
+            std::fill(row + visible_end, row + shape.offset() + backward_block_end, bfloat16{});
+          }
         }
         pack_panels({block_weights, keys, true}, 0, rows, kRows, 0, visible_end, a_panels.data());
         multiply(rows, head_size, ceil_div(visible_end, 2), a_panels.data(), v_panels.data(), key_pairs, 1.0f, 0.0f,

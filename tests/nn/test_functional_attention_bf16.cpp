@@ -56,7 +56,7 @@ std::vector<Inputs> shapes(Generator& generator) {
 
 }  // namespace
 
-TEST_CASE("attention in bfloat16: the saved weights are the rounded softmax, the output them times the rounded values") {
+TEST_CASE("attention in bfloat16: the weights saved are the rounded softmax, the output them times the rounded v") {
   if (!has_bfloat16_kernels()) return;  // the kernels need AVX512-BF16
   Generator generator(21);
   const int64_t batch = 2, heads = 2, positions = 45, head_size = 24;
@@ -86,7 +86,8 @@ TEST_CASE("attention in bfloat16: the saved weights are the rounded softmax, the
       for (int64_t j = 0; j <= i; ++j) {
         double dot = 0;
         for (int64_t d = 0; d < head_size; ++d)
-          dot += static_cast<double>(qs[(head * positions + i) * head_size + d]) * ks[(head * positions + j) * head_size + d];
+          dot += static_cast<double>(qs[(head * positions + i) * head_size + d]) *
+                 ks[(head * positions + j) * head_size + d];
         scores[j] = dot / std::sqrt(static_cast<double>(head_size));
         largest = std::max(largest, scores[j]);
       }
@@ -101,7 +102,8 @@ TEST_CASE("attention in bfloat16: the saved weights are the rounded softmax, the
       for (int64_t d = 0; d < head_size; ++d) {
         double expected = 0;
         for (int64_t j = 0; j <= i; ++j)
-          expected += static_cast<double>(p16[(head * positions + i) * positions + j]) * vs[(head * positions + j) * head_size + d];
+          expected += static_cast<double>(p16[(head * positions + i) * positions + j]) *
+                      vs[(head * positions + j) * head_size + d];
         const float actual = ys[(b * positions + i) * heads * head_size + h * head_size + d];
         worst_output = std::max(worst_output, std::abs(actual - expected));
       }
