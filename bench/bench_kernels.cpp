@@ -167,6 +167,19 @@ void attention(benchmark::State& state, const ModelShape& s, Mode mode) {
   set_rate(state, mode, dense_flops, 3 * dense_flops, "GFLOP/s");
 }
 
+// Attention with bfloat16 products (train --dtype bf16); its "reference" is
+// float32's fused kernel, so attention_bf16_vs_reference is bf16's gain over it.
+void attention_bf16(benchmark::State& state, const ModelShape& s, Mode mode) {
+  const std::vector<Tensor> qkv = qkv_leaves(s);
+  Generator generator(2);
+  const Tensor dy = randn({s.batch, s.positions, s.channels}, generator);
+  measure(
+      state, mode, qkv, dy, [&] { return nn::causal_attention(qkv[0], qkv[1], qkv[2], DType::BFloat16); },
+      [&] { return nn::causal_attention(qkv[0], qkv[1], qkv[2]); });
+  const double dense_flops = 4.0 * s.batch * s.heads * s.positions * s.positions * s.head_size();
+  set_rate(state, mode, dense_flops, 3 * dense_flops, "GFLOP/s");
+}
+
 void layer_norm(benchmark::State& state, const ModelShape& s, Mode mode) {
   const Tensor x = leaf({s.batch, s.positions, s.channels}, 3);
   const Tensor weight = leaf({s.channels}, 4), bias = leaf({s.channels}, 5);
@@ -270,7 +283,8 @@ struct Kernel {
   void (*run)(benchmark::State&, const ModelShape&, Mode);
 };
 
-constexpr Kernel kKernels[] = {{"attention", attention}, {"layer_norm", layer_norm}, {"rms_norm", rms_norm},
+constexpr Kernel kKernels[] = {{"attention", attention}, {"attention_bf16", attention_bf16},
+                               {"layer_norm", layer_norm}, {"rms_norm", rms_norm},
                                {"qk_norm", qk_norm},     {"gelu", gelu},             {"swiglu", swiglu},
                                {"cross_entropy", cross_entropy}, {"rope", rope},     {"dropout", dropout}};
 

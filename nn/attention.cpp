@@ -65,13 +65,15 @@ QKVHeads CausalSelfAttention::heads(const Tensor& qkv, int64_t position_offset) 
 Tensor CausalSelfAttention::forward(const Tensor& x) const {
   check_input(x);
   const Tensor qkv = qkv_->forward(x);  // (B, T, (NH + 2 KVH) HD)
-  Tensor merged;                        // (B, T, NH HD)
+  // Attention's products in the projections' precision: bfloat16 in mixed-precision training.
+  const DType products = qkv_->matmul_dtype();
+  Tensor merged;  // (B, T, NH HD)
   if (options_.rope || !options_.plain_attention()) {
     const QKVHeads split = heads(qkv, 0);
     merged = causal_attention(split.q, repeat_kv_heads(split.k, options_.n_head),
-                              repeat_kv_heads(split.v, options_.n_head));
+                              repeat_kv_heads(split.v, options_.n_head), products);
   } else {
-    merged = causal_attention_qkv(qkv, options_.n_head);  // the heads of split_heads, read in place
+    merged = causal_attention_qkv(qkv, options_.n_head, products);  // the heads of split_heads, read in place
   }
   return dropout_->forward(c_proj_->forward(merged));  // (B, T, C)
 }

@@ -9,6 +9,8 @@
 
 #include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
+#include "tinygpt/tensor/cpu/attention_kernels_avx512_bf16.h"
+#include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/cpu/kernel_arguments.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
 #include "tinygpt/tensor/runtime/profile.h"
@@ -52,6 +54,15 @@ cpu::AttentionShape check_arguments(const char* op, const Tensor& q, const Tenso
   return {q.size(0), q.size(1), q.size(2), k.size(2), q.size(3)};
 }
 
+// Whether the products run on the bfloat16 kernels: asked for, float32
+// operands, and a CPU with AVX512-BF16 (elsewhere they would be widened back
+// to float32, no faster than float32's own kernels).
+bool bfloat16_products(const char* op, DType products, DType operands) {
+  check(products == DType::Float32 || (products == DType::BFloat16 && operands == DType::Float32), op,
+        ": products in ", dtype_name(products), " take float32 q, k, v, got ", dtype_name(operands));
+  return products == DType::BFloat16 && cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16;
+}
+
 // A (B, T, NH, HS) contiguous buffer seen as (B, NH, T, HS): the layout of the
 // gradients returned (any layout is allowed; this one matches how q, k, v are
 // usually carved out of a (B, T, 3C) projection, so the permute back is free).
@@ -81,31 +92,47 @@ struct AttentionGradients {
 // one) and returns what the op's inputs get.
 template <class GradientParts>
 Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Tensor& q, const Tensor& k,
-                    const Tensor& v, const cpu::AttentionShape& shape, const GradientParts& gradient_parts) {
+                    const Tensor& v, const cpu::AttentionShape& shape, bool bf16, const GradientParts& gradient_parts) {
   ProfileScope scope(ProfileFamily::attention);
   const Tensor q_rows = kernel_readable_head_rows(q), k_rows = kernel_readable_head_rows(k);
   const Tensor v_rows = kernel_readable_head_rows(v);
   const bool save_weights = any_requires_grad(inputs);
   Tensor y = Tensor::empty({shape.batch, shape.queries, shape.channels()}, q.dtype());
-  Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys}, q.dtype())
+  // The softmax weights, saved for the backward: in bfloat16 with bfloat16 products (the formulas:
+  // tensor/cpu/attention_kernels_avx512_bf16.h).
+  Tensor weights = save_weights ? Tensor::empty({shape.batch, shape.heads, shape.queries, shape.keys},
+                                                bf16 ? DType::BFloat16 : q.dtype())
                                 : Tensor();
-  visit_floating(q.dtype(), op, [&]<class T>() {
-    cpu::functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
-                                              y.data<T>(), data_or_null<T>(weights), shape);
-  });
+  if (bf16) {
+    cpu::isa_avx512_bf16::attention_forward_bf16(head_rows<float>(q_rows), head_rows<float>(k_rows),
+                                                 head_rows<float>(v_rows), y.data<float>(),
+                                                 data_or_null<bfloat16>(weights), shape);
+  } else {
+    visit_floating(q.dtype(), op, [&]<class T>() {
+      cpu::functional_kernels<T>().attention_forward(head_rows<T>(q_rows), head_rows<T>(k_rows), head_rows<T>(v_rows),
+                                                y.data<T>(), data_or_null<T>(weights), shape);
+    });
+  }
   scope.add_flops(2 * 2 * cpu::attention_block_multiply_adds(shape, cpu::kQueryBlock));  // scores and y
   return record(op, inputs, y,
-                [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape, gradient_parts](
+                [q = q_rows.detach(), k = k_rows.detach(), v = v_rows.detach(), weights, shape, bf16, gradient_parts](
                     const Tensor& dy, const Needs& needs_grad) {
                   ProfileScope scope(ProfileFamily::attention);
                   const Tensor dy_contiguous = raw::contiguous(dy);
                   const AttentionGradients grads = gradient_parts(needs_grad);
-                  visit_floating(q.dtype(), "causal_attention backward", [&]<class T>() {
-                    cpu::functional_kernels<T>().attention_backward(
-                        dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q), head_rows<T>(k), head_rows<T>(v),
-                        grads.template data<T>(grads.dq), grads.template data<T>(grads.dk),
-                        grads.template data<T>(grads.dv), grads.row_stride, shape);
-                  });
+                  if (bf16) {
+                    cpu::isa_avx512_bf16::attention_backward_bf16(
+                        dy_contiguous.data<float>(), weights.data<bfloat16>(), head_rows<float>(q), head_rows<float>(k),
+                        head_rows<float>(v), grads.data<float>(grads.dq), grads.data<float>(grads.dk),
+                        grads.data<float>(grads.dv), grads.row_stride, shape);
+                  } else {
+                    visit_floating(q.dtype(), "causal_attention backward", [&]<class T>() {
+                      cpu::functional_kernels<T>().attention_backward(
+                          dy_contiguous.data<T>(), weights.data<T>(), head_rows<T>(q), head_rows<T>(k),
+                          head_rows<T>(v), grads.template data<T>(grads.dq), grads.template data<T>(grads.dk),
+                          grads.template data<T>(grads.dv), grads.row_stride, shape);
+                    });
+                  }
                   const bool dq = grads.dq.wanted(), dk = grads.dk.wanted(), dv = grads.dv.wanted();
                   const int products = (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0);  // dv, dP, dq, dk
                   scope.add_flops(2.0 * products * cpu::attention_block_multiply_adds(shape, cpu::kBackwardQueryBlock));
@@ -115,10 +142,11 @@ Tensor attention_op(const char* op, const std::vector<Tensor>& inputs, const Ten
 
 }  // namespace
 
-Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, DType products) {
   const cpu::AttentionShape shape = check_arguments("causal_attention", q, k, v);
+  const bool bf16 = bfloat16_products("causal_attention", products, q.dtype());
   // dq (B, NH, Tq, HS), dk, dv (B, NH, Tk, HS): each (B, T, NH, HS) contiguous, rows C apart.
-  return attention_op("causal_attention", {q, k, v}, q, k, v, shape, [shape, dtype = q.dtype()](const Needs& needs) {
+  const auto gradient_parts = [shape, dtype = q.dtype()](const Needs& needs) {
     AttentionGradients grads;
     grads.returned = {needs[0] ? head_major_gradient(shape, shape.queries, dtype) : Tensor(),
                       needs[1] ? head_major_gradient(shape, shape.keys, dtype) : Tensor(),
@@ -128,10 +156,11 @@ Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
     grads.dv.index = needs[2] ? 2 : -1;
     grads.row_stride = shape.channels();
     return grads;
-  });
+  };
+  return attention_op("causal_attention", {q, k, v}, q, k, v, shape, bf16, gradient_parts);
 }
 
-Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads) {
+Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads, DType products) {
   check(qkv.dim() == 3 && heads >= 1 && qkv.size(2) % (3 * heads) == 0, "causal_attention_qkv: qkv of shape ",
         qkv.shape(), " must be (B, T, 3C) with C a multiple of ", heads, " heads");
   const int64_t batch = qkv.size(0), time = qkv.size(1), channels = qkv.size(2) / 3;
@@ -139,8 +168,9 @@ Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads) {
   const auto part = [&](int64_t index) { return raw::permute(raw::select(parts, 2, index), {0, 2, 1, 3}); };
   const Tensor q = part(0), k = part(1), v = part(2);  // (B, NH, T, HS) views
   const cpu::AttentionShape shape = check_arguments("causal_attention_qkv", q, k, v);
+  const bool bf16 = bfloat16_products("causal_attention_qkv", products, qkv.dtype());
   // d_qkv (B, T, 3C): dq, dk, dv written into its three parts, rows 3C apart.
-  return attention_op("causal_attention_qkv", {qkv}, q, k, v, shape, [shape, dtype = qkv.dtype()](const Needs&) {
+  return attention_op("causal_attention_qkv", {qkv}, q, k, v, shape, bf16, [shape, dtype = qkv.dtype()](const Needs&) {
     AttentionGradients grads;
     grads.returned = {Tensor::empty({shape.batch, shape.queries, 3 * shape.channels()}, dtype)};
     grads.dq = {0, 0};

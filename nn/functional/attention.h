@@ -16,6 +16,15 @@
 // y comes out contiguous with the heads already concatenated, ready for the output
 // projection. Float32 or float64. The kernels, forward and backward side by side,
 // with the formulas of the backward: tensor/cpu/attention_kernels.h.
+//
+// products bfloat16 (float32 q, k, v only; the default float32 means the
+// operands' own type) is mixed-precision training, as for linear_product
+// (autograd/linear_op.h): the six products of forward and backward take
+// operands rounded to bfloat16 and sum in float32, the softmax weights are
+// saved in bfloat16; the softmax and its backward compute in float32
+// (tensor/cpu/attention_kernels_avx512_bf16.h).
+// Only where the CPU has AVX512-BF16 (cpu::bf16_gemm_kernel()): elsewhere,
+// where bfloat16 products would be widened to float32, they run in float32.
 #pragma once
 #include <cstdint>
 
@@ -23,13 +32,13 @@
 
 namespace tg::nn {
 
-Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, DType products = DType::Float32);
 // The same on the fused projection qkv (B, T, 3C), whose last dim holds q, k and
 // v side by side, each (NH, HS): what split_heads (nn/attention.h) makes
 // without RoPE. Its backward writes dq, dk and dv straight into one (B, T, 3C)
 // gradient, where three views of qkv would each get a zero-filled (B, T, 3C)
 // gradient of their own, added up afterwards.
-Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads);
+Tensor causal_attention_qkv(const Tensor& qkv, int64_t heads, DType products = DType::Float32);
 // The same composed of autograd ops: matmul, a masked_fill with a materialised
 // (Tq, Tk) mask, softmax, matmul, permute, reshape.
 Tensor causal_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v);

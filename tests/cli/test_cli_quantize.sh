@@ -76,6 +76,10 @@ grep -q "bf16 matrix products (mixed precision)" "$work/mixed.log" || fail "trai
 mixed_loss=$(loss_of --ckpt "$work/mixed")
 python3 -c "import sys; f, m = map(float, sys.argv[1:]); sys.exit(0 if abs(m - f) <= 0.05 * f else 1)" \
   "$float_loss" "$mixed_loss" || fail "train --dtype bf16: loss $mixed_loss not within 5% of float32's $float_loss"
+# The dtype is a saved setting: a resumed run keeps it without --dtype.
+"$tinygpt" train --data "$work/corpus.txt" --out "$work/mixed" --resume --iters 42 2>"$work/resumed.log" \
+  || fail "train --resume of a bf16 run: non-zero exit: $(cat "$work/resumed.log")"
+grep -q "bf16 matrix products (mixed precision)" "$work/resumed.log" || fail "train --resume: the bf16 dtype was not kept"
 expect_exit "train bad --dtype" 2 "--dtype" "$tinygpt" train --data "$work/corpus.txt" --dtype fp16 --out "$work/y"
 
 finish "quantize"

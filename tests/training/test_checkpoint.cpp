@@ -227,3 +227,18 @@ TEST_CASE("checkpoint: a truncated file is refused by the reader") {
   }
   CHECK_THROWS_AS(load_checkpoint(truncated), tg::Error);
 }
+
+TEST_CASE("checkpoint: the products' dtype (train --dtype, bf16_matmul) is saved; older checkpoints mean float32") {
+  ScratchDir dir;
+  TrainSettings settings = tg::testing::tiny_settings(2);
+  settings.bf16_matmul = 1;
+  auto run = TrainingRun::start(char_level_data(tg::testing::tiny_corpus()), tg::testing::tiny_config(), settings);
+  std::ostringstream progress;
+  run->train(tg::testing::outputs_in(dir.path()), progress);
+  const Checkpoint checkpoint = load_checkpoint(dir.file(kLatestCheckpointFile));
+  CHECK(checkpoint.header.settings.bf16_matmul == 1);  // train --resume runs in bfloat16 again without --dtype
+
+  nlohmann::json older = checkpoint.header.settings.to_json();
+  older.erase("bf16_matmul");  // written before mixed precision existed
+  CHECK(TrainSettings::from_json(older).bf16_matmul == 0);
+}
