@@ -23,6 +23,7 @@ Muon::Muon(const ParameterArena& arena, std::vector<MuonMatrix> matrices, MuonOp
     const auto slot = std::find_if(layout.slots().begin(), layout.slots().end(),
                                    [&](const ParameterLayout::Slot& s) { return s.name == matrix.name; });
     check(slot != layout.slots().end(), "Muon: no parameter '", matrix.name, "' in the model");
+    slots_.push_back(static_cast<size_t>(slot - layout.slots().begin()));
     check(slot->shape.size() == 2, "Muon: '", matrix.name, "' has shape ", slot->shape, "; Muon updates 2-D matrices");
     const int64_t rows = slot->shape[0], cols = slot->shape[1];
     if (matrix.row_blocks.empty()) matrix.row_blocks = {rows};
@@ -76,10 +77,9 @@ std::vector<NamedTensor> Muon::state_tensors() const {
   std::vector<NamedTensor> tensors;
   const ParameterLayout& layout = arena_.layout();
   for (size_t i = 0; i < matrices_.size(); ++i) {
-    const auto slot = std::find_if(layout.slots().begin(), layout.slots().end(),
-                                   [&](const ParameterLayout::Slot& s) { return s.name == matrices_[i].name; });
-    tensors.push_back({"optimizer.momentum." + slot->name,
-                       raw::view(raw::narrow(momentum_, 0, state_offsets_[i], slot->count), slot->shape)});
+    const ParameterLayout::Slot& slot = layout.slots()[slots_[i]];
+    tensors.push_back({"optimizer.momentum." + slot.name,
+                       raw::view(raw::narrow(momentum_, 0, state_offsets_[i], slot.count), slot.shape)});
   }
   return tensors;
 }

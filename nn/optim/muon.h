@@ -60,6 +60,7 @@ class Muon {
 
   const ParameterArena& arena_;
   std::vector<MuonMatrix> matrices_;
+  std::vector<size_t> slots_;           // per matrix: its slot in the arena's layout
   std::vector<int64_t> state_offsets_;  // per matrix
   std::vector<Block> blocks_;           // largest first
   MuonOptions options_;
