@@ -73,14 +73,13 @@ for setting in "${settings[@]}"; do
   echo "$name: probe $step_ms ms/step -> $iters steps (warmup $warmup)"
   "$tinygpt" train "${common[@]}" --out "$run" --iters "$iters" --warmup "$warmup" --decay-iters "$iters" \
     --eval-interval "$iters" --eval-iters 4 --eval-whole-val 1 > "$out_dir/$slug.log" 2>&1
-  python3 - "$name" "$run/metrics.jsonl" "$iters" >> "$results" <<'EOF'
-import json, statistics, sys
-name, path, iters = sys.argv[1], sys.argv[2], int(sys.argv[3])
+  python3 - "$name" "$run/metrics.jsonl" "$iters" "$(median_step_ms "$run")" >> "$results" <<'EOF'
+import json, sys
+name, path, iters, median_step_ms = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 rows = [json.loads(line) for line in open(path)]
-steps = [r["step_ms"] for r in rows if "step_ms" in r]
 final = [r for r in rows if r.get("eval")][-1]
-print(json.dumps({"setting": name, "steps": iters, "train_minutes": sum(steps) / 60000,
-                  "median_step_ms": statistics.median(steps[1:]), "val_loss": final["val_loss"]}))
+print(json.dumps({"setting": name, "steps": iters, "train_minutes": sum(r.get("step_ms", 0) for r in rows) / 60000,
+                  "median_step_ms": median_step_ms, "val_loss": final["val_loss"]}))
 EOF
   tail -n1 "$results"
 done
