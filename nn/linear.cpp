@@ -40,7 +40,19 @@ Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-  return is_quantized() ? linear(x, quantized_weight(), bias_) : linear(x, weight_, bias_, profile_role_, matmul_dtype_);
+  const Tensor y = is_quantized() ? linear(x, quantized_weight(), bias_)
+                                  : linear(x, weight_, bias_, profile_role_, matmul_dtype_);  // (..., out)
+  return lora_ ? add(y, lora_->forward(x)) : y;                                                // + the update
+}
+
+void Linear::attach_lora(std::shared_ptr<LoraAdapter> adapter) {
+  check(adapter && !lora_, "Linear: one LoRA adapter per layer");
+  check(adapter->in_features() == in_features_ && adapter->out_features() == out_features_, "Linear: a LoRA adapter of ",
+        adapter->in_features(), " -> ", adapter->out_features(), " features does not fit a Linear of ", in_features_,
+        " -> ", out_features_);
+  weight_.set_requires_grad(false);
+  if (bias_.defined()) bias_.set_requires_grad(false);
+  lora_ = register_module("lora", std::move(adapter));
 }
 
 void Linear::set_matmul_dtype(DType dtype) {

@@ -14,9 +14,15 @@
 // nn/quantize.h, tensor/quantized_matrix.h): forward then multiplies by the
 // widened weights in float32 and records no graph.
 //
+// With a LoRA adapter attached (attach_lora, nn/lora.h) the weight and bias are
+// frozen and forward adds the adapter's low-rank update.
+//
 // The module that owns a Linear names what it is for (set_profile_role("mlp.c_fc")):
 // the profile's GEMM rows of its forward and backward products (tensor/runtime/profile.h).
 #pragma once
+#include <memory>
+
+#include "tinygpt/nn/lora.h"
 #include "tinygpt/nn/module.h"
 #include "tinygpt/tensor/quantized_matrix.h"
 
@@ -53,6 +59,10 @@ class Linear : public Module {
   // for a float32 weight.
   void set_matmul_dtype(DType dtype);
   DType matmul_dtype() const { return matmul_dtype_; }
+  // Freezes the weight and bias (no gradient from now on) and adds the adapter's
+  // update to every forward; registered as the child "lora". Its rows must be out_features.
+  void attach_lora(std::shared_ptr<LoraAdapter> adapter);
+  const LoraAdapter* lora() const { return lora_.get(); }  // null without an adapter
 
  private:
   int64_t in_features_, out_features_;
@@ -60,6 +70,7 @@ class Linear : public Module {
   Tensor weight_scale_;  // (out, ceil(in / 32)) for an int8 weight
   const char* profile_role_ = nullptr;
   DType matmul_dtype_ = DType::Float32;
+  std::shared_ptr<LoraAdapter> lora_;
 };
 
 }  // namespace tg::nn
