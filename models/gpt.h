@@ -27,10 +27,12 @@
 // Generator(seed): the same values for any thread count.
 #pragma once
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <vector>
 
 #include "tinygpt/models/gpt_config.h"
+#include "tinygpt/models/lora_config.h"
 #include "tinygpt/nn/block.h"
 #include "tinygpt/nn/embedding.h"
 #include "tinygpt/nn/normalization.h"
@@ -58,6 +60,19 @@ class GPT : public nn::Module {
   // Throws tg::Error naming the weight unless every quantized matrix is well
   // formed (tensor/quantized_matrix.h's check_quantized_matrix): after loading one.
   void check_quantized_weights() const;
+
+  // LoRA (models/gpt_lora.cpp): freezes every parameter and attaches an adapter
+  // (nn/lora.h) to each projection config.targets names, A drawn from
+  // Generator(seed) in parameter order, B zero, so the model computes what it
+  // computed before. The adapters' parameters follow their Linear's in
+  // named_parameters() (blocks.0.attn.qkv.lora.A_q). A float model only, once.
+  void attach_lora(const LoraConfig& config, uint64_t seed);
+  const std::optional<LoraConfig>& lora() const { return lora_; }
+  // Folds every adapter into its weight and removes it (nn::Linear::merge_lora):
+  // what `export --merge` writes, and what sampling runs, through the fused decode step.
+  void merge_lora();
+  // The Linear a LoRA module names ("blocks.0.attn.qkv"); throws when there is none.
+  nn::Linear& linear_named(const std::string& name);
 
   // Which positions get logits. Generation needs only the last one, and the LM
   // head (a V x C matmul per row) is a third of a 64-token gpt2 forward.
@@ -141,6 +156,7 @@ class GPT : public nn::Module {
   std::vector<std::shared_ptr<nn::Block>> blocks_;
   std::shared_ptr<nn::Normalization> ln_f_;
   std::shared_ptr<nn::Linear> lm_head_;  // null when tied
+  std::optional<LoraConfig> lora_;  // the adapters attached and not merged
   bool fused_decode_ = true;
   bool activation_checkpointing_ = false;
   DType matmul_dtype_ = DType::Float32;

@@ -205,6 +205,7 @@ void mlp_share(const Team& team, const nn::MLP& mlp, const float* normed, cpu::R
 
 std::string GPT::why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>& caches) const {
   if (dtype_ != DType::Float32) return "the model is float64 (the fused step is float32)";
+  if (lora_) return "the model has LoRA adapters (merge_lora folds them into the weights)";
   if (ids.size(0) != 1 || ids.size(1) != 1)
     return "ids of shape " + shape_str(ids.shape()) + " (the fused step takes one token, (1, 1))";
   if (is_training() && config_.dropout > 0) return "dropout is on (training mode); call eval()";

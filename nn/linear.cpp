@@ -4,6 +4,7 @@
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/tensor/elementwise.h"
 #include "tinygpt/tensor/quantized_matmul.h"
+#include "tinygpt/tensor/view.h"
 
 namespace tg::nn {
 
@@ -53,6 +54,26 @@ void Linear::attach_lora(std::shared_ptr<LoraAdapter> adapter) {
   weight_.set_requires_grad(false);
   if (bias_.defined()) bias_.set_requires_grad(false);
   lora_ = register_module("lora", std::move(adapter));
+}
+
+void Linear::merge_lora() {
+  check(lora_ != nullptr, "Linear: no LoRA adapter to merge");
+  check(!is_quantized(), "Linear: a LoRA adapter cannot be merged into a ", dtype_name(weight_.dtype()),
+        " weight; merge it into the float32 weights before quantizing");
+  NoGradGuard no_grad;
+  int64_t row = 0;
+  size_t adapted = 0;
+  for (const LoraPart& part : lora_->parts()) {
+    if (part.adapted) {
+      const Tensor update = matmul(lora_->b(adapted), lora_->a(adapted)) * lora_->scale();  // (rows, r) @ (r, in)
+      const Tensor rows = narrow(weight_, 0, row, part.rows);                                // (rows, in)
+      raw::copy_(rows, add(rows, update));
+      ++adapted;
+    }
+    row += part.rows;
+  }
+  lora_.reset();
+  remove_module("lora");
 }
 
 void Linear::set_matmul_dtype(DType dtype) {

@@ -63,6 +63,10 @@ class Linear : public Module {
   // update to every forward; registered as the child "lora". Its rows must be out_features.
   void attach_lora(std::shared_ptr<LoraAdapter> adapter);
   const LoraAdapter* lora() const { return lora_.get(); }  // null without an adapter
+  // Folds the adapter into the weight, W[rows of block j] += (alpha / r) B_j A_j, and
+  // removes it: forward then computes the adapted layer with one product. The
+  // weight stays frozen. A float32 or float64 weight only.
+  void merge_lora();
 
  private:
   int64_t in_features_, out_features_;

@@ -8,6 +8,12 @@
 
 namespace tg::nn {
 
+void Module::remove_module(const std::string& name) {
+  const auto found = std::find_if(children_.begin(), children_.end(), [&](const auto& child) { return child.first == name; });
+  check(found != children_.end(), "Module: no child named '", name, "' to remove");
+  children_.erase(found);
+}
+
 void Module::check_new_name(const std::string& name) const {
   check(!name.empty() && name.find('.') == std::string::npos, "Module: name '", name,
         "' must be non-empty and contain no '.' (dots separate the levels of a path)");

@@ -65,6 +65,8 @@ class Module {
   // leaves zeros for a loader to fill instead of reading the float32 values.
   QuantizedMatrix quantize_parameter(const std::string& name, DType format,
                                      QuantizedValues values = QuantizedValues::FromWeights);
+  // Drops the child registered as `name` (a LoRA adapter once merged into its Linear).
+  void remove_module(const std::string& name);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     check_new_name(name);
