@@ -9,7 +9,8 @@ enough to write by hand (see tensor/io/safetensors.h for the layout):
     the data  each tensor row-major and little-endian, back to back, in the order given
 
 NumPy arrays of F32, F64, F16, I64 and BOOL; any other dtype (BF16) as a
-(dtype name, shape, bytes) tuple.
+(dtype name, shape, bytes) tuple. The reader returns BF16 widened to F32 (exact:
+a bfloat16 is the top half of a float32), since NumPy has no bfloat16.
 
 As a script it writes the sample file the C++ tests load to check that they read
 what another implementation wrote:
@@ -67,6 +68,10 @@ def read(path):
     tensors = {}
     for name, entry in sorted(header.items(), key=lambda item: item[1]["data_offsets"]):
         begin, end = entry["data_offsets"]
+        if entry["dtype"] == "BF16":
+            halves = np.frombuffer(data[begin:end], dtype="<u2").astype("<u4") << 16
+            tensors[name] = halves.view("<f4").reshape(entry["shape"]).copy()
+            continue
         dtype = DTYPE_BY_NAME[entry["dtype"]]
         tensors[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(entry["shape"]).copy()
     return tensors, metadata
