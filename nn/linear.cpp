@@ -65,9 +65,10 @@ void Linear::merge_lora() {
   size_t adapted = 0;
   for (const LoraPart& part : lora_->parts()) {
     if (part.adapted) {
-      const Tensor update = matmul(lora_->b(adapted), lora_->a(adapted)) * lora_->scale();  // (rows, r) @ (r, in)
-      const Tensor rows = narrow(weight_, 0, row, part.rows);                                // (rows, in)
-      raw::copy_(rows, add(rows, update));
+      // In float64, rounded once into the weight: the merged weight is W + s B A to the last bit it can hold.
+      const Tensor b = raw::to_dtype(lora_->b(adapted), DType::Float64), a = raw::to_dtype(lora_->a(adapted), DType::Float64);
+      const Tensor rows = narrow(weight_, 0, row, part.rows);                                        // (rows, in)
+      raw::copy_(rows, add(raw::to_dtype(rows, DType::Float64), matmul(b, a) * lora_->scale()));  // + (rows, r) @ (r, in)
       ++adapted;
     }
     row += part.rows;
