@@ -76,7 +76,9 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   check(!command.count("--ids") || !arguments.ids.empty(), "eval: --ids is empty; give the ids to score, at least "
         "two (\"ID ID ...\")");
   check(arguments.data.empty() != arguments.ids.empty(), "eval: give one of --data FILE or --ids \"ID ID ...\"");
-  const LoadedModel loaded = load_model(arguments.source, "eval");
+  ModelSourceArguments source = arguments.source;
+  source.keep_lora_apart = true;  // the adapters computed apart, as training and PEFT compute them
+  const LoadedModel loaded = load_model(source, "eval");
   const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;
 
   std::vector<int64_t> all_ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)

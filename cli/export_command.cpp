@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "cli/usage_errors.h"
 #include "tinygpt/models/hf_directory.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/nn/quantize.h"
@@ -33,6 +34,7 @@ struct ExportArguments {
   ModelSourceArguments source;
   std::string out;
   std::string dtype = "f32";
+  bool merge = false;
 };
 
 void run_export(const ExportArguments& arguments) {
@@ -41,7 +43,16 @@ void run_export(const ExportArguments& arguments) {
   // A training directory also has a model.safetensors (the checkpoint): never write over one.
   check(!fs::exists(weights) || is_hf_model_directory(arguments.out), "export: --out ", arguments.out,
         " holds a model.safetensors without config.json (a training run's checkpoint?); choose another directory");
-  const LoadedModel loaded = load_model(arguments.source, "export");
+  ModelSourceArguments source = arguments.source;
+  source.keep_lora_apart = true;  // merged below, only when asked
+  const LoadedModel loaded = load_model(source, "export");
+  if (loaded.model->lora()) {
+    check_usage(arguments.merge, "the model has LoRA adapters; give --merge to fold them into the weights ",
+                "(an adapter alone is already in PEFT's layout: its run directory's adapter_model.safetensors)");
+    loaded.model->merge_lora();
+  } else {
+    check_usage(!arguments.merge, "--merge: the model has no LoRA adapters to merge (give --lora DIR)");
+  }
   const DType stored = nn::parse_weight_format(arguments.dtype);
   check(loaded.model->weight_format() == DType::Float32 || loaded.model->weight_format() == stored,
         "export: --dtype ", arguments.dtype, ": the model's weights are ", dtype_name(loaded.model->weight_format()),
@@ -82,6 +93,8 @@ void add_export_command(CLI::App& app) {
   command->add_option("--dtype", arguments->dtype, "Weights stored in f32 or bf16 (the Llama layout; GPT-2's is f32)")
       ->check(CLI::IsMember({"f32", "float32", "bf16", "bfloat16"}))
       ->capture_default_str();
+  command->add_flag("--merge", arguments->merge,
+                    "Fold the LoRA adapters (--lora DIR, or a LoRA run's own) into the weights: W + (alpha / r) B A");
   command->callback([arguments] { run_export(*arguments); });
 }
 

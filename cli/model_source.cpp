@@ -1,6 +1,7 @@
 #include "cli/model_source.h"
 
 #include <filesystem>
+#include <sstream>
 
 #include "cli/data_paths.h"
 #include "cli/usage_errors.h"
@@ -8,6 +9,7 @@
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/models/hf_directory.h"
 #include "tinygpt/models/hf_gpt2.h"
+#include "tinygpt/models/lora_files.h"
 #include "tinygpt/training/load_model.h"
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/error.h"
@@ -109,6 +111,25 @@ LoadedModel from_preset(const ModelSourceArguments& arguments, const char* comma
   return loaded;
 }
 
+// --lora DIR on the loaded model; then, unless the command keeps them apart (eval), every adapter
+// (--lora's, or a LoRA run's own) folded into the weights, so generation takes the fused decode step.
+void apply_lora(const ModelSourceArguments& arguments, const char* command, LoadedModel& loaded) {
+  GPT& model = *loaded.model;
+  if (!arguments.lora.empty()) {
+    check(model.weight_format() == DType::Float32, command, ": --lora ", arguments.lora, ": the model's weights are ",
+          dtype_name(model.weight_format()), "; an adapter applies to float32 weights (quantize after, with --quantize)");
+    if (model.lora()) model.merge_lora();  // a LoRA run's own adapters first, then --lora's on top
+    const LoraConfig lora = load_peft_adapter(arguments.lora, model);
+    std::ostringstream text;
+    text << "; LoRA adapter " << arguments.lora << " (rank " << lora.settings.rank << ", alpha " << lora.settings.alpha
+         << ", on " << describe_lora_targets(lora.targets) << ")";
+    loaded.description += text.str();
+  } else if (model.lora()) {
+    loaded.description += "; with its LoRA adapters (rank " + std::to_string(model.lora()->settings.rank) + ")";
+  }
+  if (model.lora() && !arguments.keep_lora_apart) model.merge_lora();
+}
+
 }  // namespace
 
 void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments, bool fresh_models) {
@@ -129,6 +150,9 @@ void add_model_source_options(CLI::App& command, ModelSourceArguments& arguments
   command.add_option("--quantize", arguments.quantize,
                      "Run with the weights in bf16 or int8 (blocks of 32 with a scale each), as tinygpt quantize writes them")
       ->check(CLI::IsMember({"bf16", "bfloat16", "int8"}));
+  command.add_option("--lora", arguments.lora,
+                     "A LoRA adapter to apply: DIR with adapter_config.json and adapter_model.safetensors (Hugging "
+                     "Face PEFT's layout, as train --lora-rank writes it)");
   arguments.fresh_models = fresh_models;
   if (!fresh_models) return;
   auto* config = command.add_option("--config", arguments.config,
@@ -162,6 +186,7 @@ LoadedModel load_model(const ModelSourceArguments& given, const char* command) {
         " (the vocabulary files do not belong to this model)");
   if (loaded.stop_ids.empty())
     if (const std::optional<int64_t> end_of_text = loaded.tokenizer->end_of_text_id()) loaded.stop_ids = {*end_of_text};
+  apply_lora(arguments, command, loaded);
   if (!arguments.quantize.empty() && loaded.model->weight_format() != nn::parse_weight_format(arguments.quantize)) {
     check(loaded.model->weight_format() == DType::Float32, command, ": --quantize ", arguments.quantize, ": the model's weights are ",
           dtype_name(loaded.model->weight_format()), " already");

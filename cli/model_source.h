@@ -10,6 +10,8 @@
 //                     take their vocabulary from --data FILE (default: tiny
 //                     Shakespeare), GPT-2 presets the GPT-2 BPE
 // Exactly one of them; commands that cannot use a fresh model do not offer --config.
+//   --lora DIR        a LoRA adapter in PEFT's layout applied to the model (merged into its
+//                     weights, but for eval)
 //   --quantize bf16|int8   keeps the loaded float32 weights in that format from then on
 //                     (nn/quantize.h), as if `tinygpt quantize` had written them.
 #pragma once
@@ -35,6 +37,10 @@ struct ModelSourceArguments {
   std::string data;
   uint64_t seed = 1337;
   std::string quantize;  // "", or bf16 / bfloat16 / int8
+  std::string lora;      // --lora DIR: a PEFT adapter applied to the model (models/lora_files.h)
+  // Adapters stay apart from the weights (eval: the loss as training computed it); else they are
+  // merged into them once loaded, which generation's fused decode step needs.
+  bool keep_lora_apart = false;
   bool fresh_models = false;  // --config is offered (set by add_model_source_options)
 };
 

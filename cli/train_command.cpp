@@ -37,6 +37,7 @@
 #include "cli/usage_errors.h"
 #include "cli/data_paths.h"
 #include "cli/model_source.h"
+#include "tinygpt/models/lora_files.h"
 #include "cli/output_paths.h"
 #include "cli/run_directory_lock.h"
 #include "cli/stop_signals.h"
@@ -214,11 +215,12 @@ void apply_training_overrides(const CLI::App& command, const TrainArguments& arg
 }
 
 // The settings of a new run: the flags, with the peak lr of the model's preset unless --lr is given
-// (a twentieth of it when fine-tuning, as nanoGPT's 3e-5 for GPT-2 124M).
+// (a twentieth of it when fine-tuning every weight, as nanoGPT's 3e-5 for GPT-2 124M).
 TrainSettings new_run_settings(const CLI::App& command, const TrainArguments& arguments, const GPTConfig& model,
                                bool fine_tuning) {
   TrainSettings settings = arguments.settings;
-  if (!command.count("--lr")) settings.lr = model.preset_learning_rate() / (fine_tuning ? 20 : 1);
+  if (!command.count("--lr"))  // LoRA's adapters start at zero and take the preset's own rate
+    settings.lr = model.preset_learning_rate() / (fine_tuning && settings.lora_rank == 0 ? 20 : 1);
   settings.bf16_matmul = arguments.dtype == "bf16";
   validate_flags(settings);
   settings.resolve_defaults();
@@ -363,7 +365,8 @@ void check_outputs_apart(const TrainArguments& arguments, const std::string& dat
 void remove_previous_run(const TrainArguments& arguments, const std::string& metrics_path, std::ostream& out) {
   int removed = 0;
   for (const fs::path& path : {fs::path(arguments.out) / kLatestCheckpointFile,
-                              fs::path(arguments.out) / kBestCheckpointFile, fs::path(metrics_path)})
+                              fs::path(arguments.out) / kBestCheckpointFile, fs::path(arguments.out) / kAdapterWeightsFile,
+                              fs::path(arguments.out) / kAdapterConfigFile, fs::path(metrics_path)})
     removed += fs::remove(path) ? 1 : 0;
   if (removed > 0) out << "--overwrite: removed the previous run's files in " << arguments.out << "\n";
 }
@@ -417,6 +420,9 @@ void set_run_threads(const CLI::App& command, const TrainArguments& arguments, c
 // Flags that cannot go together, refused before anything is read.
 void check_flag_combinations(const CLI::App& command, const TrainArguments& arguments) {
   validate_flags(arguments.settings);  // a value out of range is refused before --out is touched
+  check_usage(!command.count("--lora-rank") || arguments.settings.lora_rank == 0 || !arguments.init_from.empty() ||
+                  arguments.resume,
+              "--lora-rank trains adapters on a trained model: give it with --init-from DIR");
   check_usage(!arguments.resume || arguments.init_from.empty(),
               "--resume continues the run in --out; --init-from starts a new one: give one of them");
   check_usage(!arguments.resume || !arguments.overwrite,
@@ -504,7 +510,8 @@ StartedRun fine_tune_run(const RunRequest& request) {
   const std::string data_path = claim_outputs_of_new_run(request);
   const LoadedModel initial = initial_model(arguments);
   GPTConfig config = initial.model->config();
-  const TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
+  TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
+  settings.init_from = arguments.init_from;
   apply_run_overrides(command, arguments, config);
   return {TrainingRun::start_from(
               *initial.model, *initial.tokenizer,
@@ -577,6 +584,15 @@ void print_run_header(std::ostream& out, StartedRun& started, const TrainArgumen
             << settings.seed << (arguments.checkpoint_activations ? ", activation checkpointing" : "")
             << (bf16 ? ", bf16 matrix products (mixed precision)" : "") << "\n"
       << "optimizer: " << describe_optimizer(started.run->optimizer()) << "\n";
+  if (const std::optional<LoraConfig>& lora = started.run->model().lora()) {
+    int64_t trained = 0;
+    for (const auto& [name, parameter] : started.run->model().named_parameters()) trained += parameter.requires_grad() ? parameter.numel() : 0;
+    out << "lora: rank " << lora->settings.rank << ", alpha " << lora->settings.alpha << " (update scaled by "
+        << lora->settings.alpha / static_cast<double>(lora->settings.rank) << "), dropout " << lora->settings.dropout
+        << ", on " << describe_lora_targets(lora->targets) << " of every layer: " << trained
+        << " adapter parameters trained, the model's " << started.run->model().parameter_count() - trained
+        << " frozen; adapters saved to " << arguments.out << "/" << kAdapterWeightsFile << " (PEFT's layout)\n";
+  }
   if (settings.target_loss > 0 || settings.eval_whole_val == 1) {
     out << "evaluation: every " << settings.eval_interval << " steps, "
         << (settings.eval_whole_val == 1 ? "val loss over the whole val split"

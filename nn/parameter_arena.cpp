@@ -6,8 +6,20 @@
 
 namespace tg::nn {
 
+namespace {
+
+std::vector<std::pair<std::string, Tensor>> trainable_parameters(const Module& module) {
+  std::vector<std::pair<std::string, Tensor>> trainable;
+  for (auto& named : module.named_parameters())
+    if (named.second.requires_grad()) trainable.push_back(std::move(named));
+  check(!trainable.empty(), "ParameterArena: the module has no parameter that requires a gradient");
+  return trainable;
+}
+
+}  // namespace
+
 ParameterArena::ParameterArena(Module& module)
-    : named_parameters_(module.named_parameters()), layout_(named_parameters_) {
+    : named_parameters_(trainable_parameters(module)), layout_(named_parameters_) {
   for (const auto& [name, parameter] : named_parameters_)
     check(parameter.is_leaf(), "ParameterArena: parameter '", name, "' is not a leaf tensor");
   params_ = Tensor::empty({layout_.total()}, layout_.dtype());

@@ -10,6 +10,10 @@
 // AdamW (nn/optim/adamw.h) are each one loop over (P,), and optimiser state and
 // checkpoints carve their per-parameter views from the same layout().
 //
+// Only the parameters that require a gradient are gathered: the frozen weights
+// beside LoRA adapters (nn/lora.h) stay where they are, with no gradient and no
+// optimiser state.
+//
 // Keep the views: tg::zero_grad(tensors) would drop them (use zero_grad() here or
 // Module::zero_grad, which zero-fill).
 #pragma once
@@ -24,7 +28,7 @@ namespace tg::nn {
 
 class ParameterArena {
  public:
-  // All parameters must share one floating dtype (the buffers take it).
+  // All trainable parameters must share one floating dtype (the buffers take it).
   explicit ParameterArena(Module& module);
   // The arena rebinds the module's parameters to its buffers: it must not move.
   ParameterArena(const ParameterArena&) = delete;

@@ -226,6 +226,8 @@ Checkpoint load_checkpoint(const std::string& file_or_run) {
 }
 
 void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
+  if (const std::optional<LoraConfig> lora = checkpoint.header.settings.lora(checkpoint.header.config); lora && !model.lora())
+    model.attach_lora(*lora, 0);  // a LoRA run's checkpoint: its adapters' values come next, with the base's
   if (checkpoint.header.weights != model.weight_format()) {
     check(model.weight_format() == DType::Float32, "restore_parameters: checkpoint '", checkpoint.path, "' holds ",
           dtype_name(checkpoint.header.weights), " weights; the model's are ", dtype_name(model.weight_format()));

@@ -112,7 +112,8 @@ Checkpoint load_checkpoint(const std::string& file_or_run);
 
 // Copies the checkpoint's parameters into `model` (built from header.config, in
 // float32); a checkpoint of bfloat16 or int8 weights quantizes the model to that
-// format first. Throws naming the tensor when one is missing, unexpected or of
+// format first, and a LoRA run's (settings.lora_rank > 0) attaches its adapters
+// (the frozen base and the adapters are both in the file). Throws naming the tensor when one is missing, unexpected or of
 // the wrong shape or dtype, or when an int8 scale is not a finite number >= 0.
 void restore_parameters(const Checkpoint& checkpoint, GPT& model);
 

@@ -66,7 +66,7 @@ std::string describe_optimizer(const nn::Optimizer& optimizer) {
   const std::string adamw_text = "AdamW (lr " + number(adamw.lr) + ", betas " + number(adamw.beta1) + ", " +
                                  number(adamw.beta2) + ", weight decay " + number(adamw.weight_decay) + ")";
   const nn::Muon* muon = optimizer.muon();
-  if (!muon) return adamw_text + " on all " + parameters_in_millions(adamw_count) + " parameters";
+  if (!muon) return adamw_text + " on all " + parameters_in_millions(adamw_count) + " trained parameters";
   const nn::MuonOptions& options = muon->options();
   return "Muon (lr " + number(options.lr) + ", momentum " + number(options.momentum) +
          (options.nesterov ? " Nesterov" : "") + ", " + std::to_string(options.ns_steps) +

@@ -18,7 +18,7 @@ std::vector<nn::MuonMatrix> hidden_matrices(const GPTConfig& config);
 std::unique_ptr<nn::Optimizer> make_optimizer(const nn::ParameterArena& arena, const GPTConfig& config,
                                               const TrainSettings& settings);
 
-// "AdamW (lr 1e-3, ...) on all 10.65M parameters" or "Muon (lr 0.02, ...) on 24
+// "AdamW (lr 1e-3, ...) on all 10.65M trained parameters" (a LoRA run's adapters only) or "Muon (lr 0.02, ...) on 24
 // hidden matrices (10.6M); AdamW (lr 1e-3, ...) on embeddings, head, norms and biases (25k)".
 std::string describe_optimizer(const nn::Optimizer& optimizer);
 

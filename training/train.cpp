@@ -12,6 +12,7 @@
 #include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/models/lora_files.h"
 #include "tinygpt/training/optimizer_setup.h"
 #include "tinygpt/training/train_log.h"
 #include "tinygpt/nn/optim/clip.h"
@@ -190,6 +191,7 @@ std::unique_ptr<TrainingRun> TrainingRun::start(TrainingData data, GPTConfig con
   config.vocab_size = data.tokenizer.vocab_size();
   header.config = config;
   header.settings = settings;
+  check(settings.lora_rank == 0, "train: --lora-rank adapts a trained model: give it with --init-from");
   std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed);
   run->create_optimizer();
@@ -214,6 +216,8 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
   std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
   copy_weights_cropping_positions(initial, *run->model_);
+  if (const std::optional<LoraConfig> lora = settings.lora(run->header_.config))
+    run->model_->attach_lora(*lora, settings.seed);
   run->create_optimizer();
   run->seed_rank_generators();
   run->check_ranks_agree();
@@ -400,7 +404,10 @@ TrainResult TrainingRun::train(const TrainOutputs& outputs, std::ostream& progre
                 elapsed.count()},
                best);
       result.last_val_loss = evaluation.val_loss;
-      if (best) save(best_path, /*with_optimizer=*/false);
+      if (best) {
+        save(best_path, /*with_optimizer=*/false);
+        if (model_->lora() && job_.is_root()) save_peft_adapter(*model_, outputs.out_dir, header_.settings.init_from);
+      }
       save_latest();
       if (settings.target_loss > 0 && evaluation.val_loss <= settings.target_loss) {  // the same on every rank
         char line[120];

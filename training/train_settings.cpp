@@ -8,6 +8,14 @@
 
 namespace tg {
 
+std::optional<LoraConfig> TrainSettings::lora(const GPTConfig& config) const {
+  if (lora_rank == 0) return std::nullopt;
+  LoraConfig lora;
+  lora.settings = {lora_rank, lora_alpha, lora_dropout};
+  lora.targets = parse_lora_targets(lora_targets, config, "train: --lora-targets");
+  return lora;
+}
+
 void TrainSettings::validate() const {
   check(iters >= 0, "train: --iters must be an integer >= 0, got ", iters);
   check(lr > 0, "train: --lr must be a number > 0, got ", lr);
@@ -34,6 +42,11 @@ void TrainSettings::validate() const {
   check(cooldown >= 0 && cooldown <= 1, "train: --cooldown must be a fraction from 0 to 1, got ", cooldown);
   check(target_loss >= 0, "train: --target-loss must be a number >= 0 (0: never), got ", target_loss);
   check(eval_whole_val == 0 || eval_whole_val == 1, "train: --eval-whole-val must be 0 or 1, got ", eval_whole_val);
+  check(lora_rank >= 0 && lora_rank <= 65536, "train: --lora-rank must be an integer from 0 to 65536, got ", lora_rank);
+  check(lora_alpha > 0, "train: --lora-alpha must be a number > 0, got ", lora_alpha);
+  check(lora_dropout >= 0 && lora_dropout < 1, "train: --lora-dropout must be in [0, 1), got ", lora_dropout);
+  check(lora_rank == 0 || optimizer == "adamw", "train: --optimizer ", optimizer,
+        " does not train LoRA adapters; they train with adamw");
   check(save_interval >= 0, "train: --save-interval must be an integer >= 0 (0 = at evaluations only), got ",
         save_interval);
 }

@@ -11,11 +11,13 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
 #include <nlohmann/json.hpp>
 
+#include "tinygpt/models/lora_config.h"
 #include "tinygpt/nn/optim/schedule.h"
 
 namespace tg {
@@ -47,6 +49,13 @@ struct TrainSettings {
   double cooldown = 0.2;        // wsd: the fraction of decay_iters spent decaying to min_lr
   double target_loss = 0;       // stop at the first evaluation whose val loss is at most this; 0: never
   int64_t eval_whole_val = 0;   // 1: evaluations score every token of the val split once (models/evaluate.h)
+  // LoRA (models/lora_config.h): rank 0 trains every weight; a rank > 0 freezes them and trains
+  // adapters of that rank on the projections lora_targets names, scaled by lora_alpha / rank.
+  int64_t lora_rank = 0;
+  double lora_alpha = 16;
+  double lora_dropout = 0;
+  std::string lora_targets = "all-linear";
+  std::string init_from;        // the model the run started from (--init-from), for an adapter's base_model_name_or_path
 
   // min_lr and decay_iters given as -1 become lr / 10 and iters: a run's checkpoint holds the values used.
   void resolve_defaults();
@@ -57,6 +66,9 @@ struct TrainSettings {
     return {schedule == "wsd" ? nn::ScheduleShape::WarmupStableDecay : nn::ScheduleShape::Cosine, lr, decay_end_lr(),
             std::min(warmup, decay_end()), decay_end(), cooldown};
   }
+
+  // The adapters these settings ask for, checked against the model (none when lora_rank is 0).
+  std::optional<LoraConfig> lora(const GPTConfig& config) const;
 
   // Throws tg::Error naming the setting and its value when one is out of range.
   void validate() const;
@@ -112,6 +124,14 @@ inline constexpr TrainSetting kTrainSettings[] = {
     {"eval_whole_val", &TrainSettings::eval_whole_val,
      "1: each evaluation scores every token of the val split once, in windows of the block size (0: --eval-iters "
      "random batches)", true, true},
+    {"lora_rank", &TrainSettings::lora_rank,
+     "LoRA: freeze the weights of --init-from's model and train rank-R adapters (0: train every weight)", false, true},
+    {"lora_alpha", &TrainSettings::lora_alpha, "LoRA: the adapters' update is scaled by alpha / rank", false, true},
+    {"lora_dropout", &TrainSettings::lora_dropout, "LoRA: dropout on the adapters' input", true, true},
+    {"lora_targets", &TrainSettings::lora_targets,
+     "LoRA: the projections adapted, comma-separated: q, k, v, o, gate, up, down (or q_proj ... down_proj, GPT-2's "
+     "c_attn, c_proj, c_fc), attn, mlp or all-linear", false, true},
+    {"init_from", &TrainSettings::init_from, nullptr, false, true},
 };
 
 }  // namespace tg

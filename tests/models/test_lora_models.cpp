@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "tinygpt/autograd/backward.h"
+#include "tinygpt/autograd/gradcheck.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/models/hf_directory.h"
 #include "tinygpt/tensor/factory.h"
@@ -233,4 +234,37 @@ TEST_CASE("an adapter tinygpt does not apply as written is refused by name") {
   // The GPT-2 fixture's adapter on the Llama base: other module names.
   std::unique_ptr<GPT> model = lora.base();
   CHECK_THROWS_WITH(load_peft_adapter(fixture("gpt2").adapter.string(), *model), doctest::Contains("c_attn"));
+}
+
+TEST_CASE("gradcheck (float64): a whole GPT's loss with respect to its adapters, in both layouts") {
+  for (const bool llama : {false, true}) {
+    CAPTURE(llama);
+    GPTConfig config = small_config(llama);
+    config.n_layer = 1;
+    config.n_embd = 8;
+    config.n_head = 2;
+    if (llama) config.n_kv_head = 1;
+    config.vocab_size = 7;
+    config.block_size = 4;
+    GPT model(config, 11, DType::Float64);
+    LoraConfig lora;
+    lora.settings = {2, 4, 0};
+    lora.targets = parse_lora_targets(llama ? "q,v,o,gate,down" : "all-linear", config, "--lora-targets");
+    model.attach_lora(lora, 12);
+    std::vector<Tensor> adapters;
+    for (const auto& [name, parameter] : model.named_parameters()) {
+      if (name.find(".lora.") == std::string::npos) continue;
+      // B starts at zero; a random B makes A's gradient nonzero too.
+      if (name.find(".lora.B") != std::string::npos) {
+        Generator generator(adapters.size() + 1);
+        raw::copy_(parameter, uniform(parameter.shape(), -0.5, 0.5, generator, DType::Float64));
+      }
+      adapters.push_back(parameter);
+    }
+    Generator data(5);
+    const Tensor ids = randint({2, 4}, 0, 7, data), targets = randint({2, 4}, 0, 7, data);
+    const GradcheckResult result = gradcheck([&](const std::vector<Tensor>&) { return model.loss(ids, targets); }, adapters);
+    INFO(result.report);
+    CHECK(result.ok);
+  }
 }
