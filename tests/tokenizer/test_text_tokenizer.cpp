@@ -1,9 +1,12 @@
 // TextTokenizer (char or GPT-2 behind one face) and StreamingDecoder.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/tokenizer/tokenizer_test_support.h"
+#include "tinygpt/tokenizer/chat_template.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 #include "tinygpt/tokenizer/utf8.h"
 
@@ -146,4 +149,21 @@ TEST_CASE("TextTokenizer: malformed special tokens in a checkpoint's JSON are re
   CHECK_THROWS_WITH_AS(TextTokenizer::from_json(with_special_tokens(nlohmann::json::array_t(2000, "<x>"))),
                        "the tokenizer's \"special_tokens\" holds 2000 entries; a char-level vocabulary holds at most 1024",
                        TokenizerError);
+}
+
+TEST_CASE("TextTokenizer: ChatML rendered for a char tokenizer with its special tokens is one id per marker") {
+  // What cli/chat_format.cpp does for a model without a template: render ChatML, encode, stop on
+  // token_id("<|im_end|>").
+  const TextTokenizer tokenizer(CharTokenizer::from_text("<|im_start|>user\nhi<|im_end|>assistant", {"<|im_start|>", "<|im_end|>"}));
+  ChatTemplateOptions options;
+  options.add_generation_prompt = true;
+  const std::string text =
+      render_chat(chatml_template(), nlohmann::ordered_json::parse(R"([{"role": "user", "content": "hi"}])"), options);
+  CHECK(text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  const std::vector<int64_t> ids = tokenizer.encode(text);
+  const int64_t im_start = *tokenizer.token_id("<|im_start|>"), im_end = *tokenizer.token_id("<|im_end|>");
+  CHECK(ids.size() == 1 + 4 + 1 + 2 + 1 + 1 + 1 + 9 + 1);
+  CHECK(std::count(ids.begin(), ids.end(), im_start) == 2);
+  CHECK(std::count(ids.begin(), ids.end(), im_end) == 1);
+  CHECK(ids[8] == im_end);
 }
