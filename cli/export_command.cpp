@@ -9,7 +9,8 @@
 // The tokenizer goes beside the weights, so `--weights exported/` samples,
 // evaluates and explains the model as `--ckpt` did: a BPE's as Hugging Face's
 // vocab.json and merges.txt, a char-level model's characters in
-// char_vocabulary.txt (tinygpt's own file).
+// char_vocabulary.txt (tinygpt's own file; its special tokens, if any, in
+// char_special_tokens.json).
 // What was loaded and what was written go to stderr; stdout stays empty.
 #include <filesystem>
 #include <iostream>
@@ -64,9 +65,11 @@ void run_export(const ExportArguments& arguments) {
   std::cerr << "export: wrote " << (fs::path(arguments.out) / "config.json").string() << " and " << weights.string()
             << " (" << loaded.model->parameter_count() << " parameters, " << fs::file_size(weights) << " bytes)\n";
   if (const auto* characters = loaded.tokenizer->as_char()) {
-    write_char_vocabulary(arguments.out, characters->serialize());
+    write_char_vocabulary(arguments.out, *characters);
     std::cerr << "export: the character-level vocabulary (" << loaded.tokenizer->vocab_size()
-              << " tokens) went to char_vocabulary.txt beside them (not part of GPT-2's layout; tinygpt reads it)\n";
+              << " tokens) went to char_vocabulary.txt"
+              << (characters->special_tokens().empty() ? "" : " and char_special_tokens.json")
+              << " beside them (not part of GPT-2's layout; tinygpt reads it)\n";
   } else if (const auto* hf = loaded.tokenizer->as_hf()) {
     // A Hugging Face tokenizer goes out as the files it came from.
     write_file_atomically((fs::path(arguments.out) / tokenizer::hf_tokenizer_file_name).string(), hf->tokenizer_json(),

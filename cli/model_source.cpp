@@ -64,14 +64,16 @@ LoadedModel from_weights(const ModelSourceArguments& arguments, const char* comm
   const std::string layout = "Hugging Face " + loaded.hf_info.architecture + " layout" +
                              (loaded.hf_info.note.empty() ? "" : ", " + loaded.hf_info.note);
   // A char-level model that tinygpt exported carries its characters beside the weights.
-  if (const auto characters = read_char_vocabulary(arguments.weights)) {
+  std::optional<tokenizer::TextTokenizer> characters;
+  try {
+    characters = read_char_vocabulary(arguments.weights);
+  } catch (const tokenizer::TokenizerError& error) {  // it names the file
+    fail(command, ": ", error.what());
+  }
+  if (characters) {
     check(arguments.vocab.empty(), command, ": --vocab is for BPE models; ", arguments.weights,
           " is a char-level model with its own char_vocabulary.txt");
-    try {
-      loaded.tokenizer.emplace(tokenizer::CharTokenizer::deserialize(*characters));
-    } catch (const tokenizer::TokenizerError& error) {
-      fail(command, ": ", arguments.weights, "/char_vocabulary.txt: ", error.what());
-    }
+    loaded.tokenizer.emplace(std::move(*characters));
     loaded.description = arguments.weights + " (" + layout + ", char-level vocabulary)";
     return loaded;
   }

@@ -23,9 +23,10 @@ class FileTokens final : public TokenSource {
 
 }  // namespace
 
-TrainingData char_level_data(const std::string& text) {
+TrainingData char_level_data(const std::string& text, std::vector<std::string> special_tokens) {
   try {
-    return tokenized_text_data(text, tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_corpus(text)));
+    return tokenized_text_data(
+        text, tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_text(text, std::move(special_tokens))));
   } catch (const tokenizer::TokenizerError& error) {
     fail("cannot build a character vocabulary from the text: ", error.what());
   }

@@ -2,7 +2,9 @@
 // split by position into train and val (datasets/data.h).
 //
 // Three ways to get one:
-//   char_level_data(text)          the characters of the text are the vocabulary (the classic demo)
+//   char_level_data(text)          the characters of the text are the vocabulary (the classic demo);
+//                                  with special tokens (a chat corpus), the characters outside them and
+//                                  then the tokens, one id each (CharTokenizer::from_text)
 //   tokenized_text_data(text, tok) a small text encoded in memory with a given tokenizer (GPT-2's BPE, ...)
 //   prepared_data(dir)             a corpus tokenised ahead by `tinygpt prepare`, memory-mapped
 //                                  (datasets/token_dataset.h)
@@ -11,6 +13,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/datasets/data_source.h"
@@ -25,8 +28,9 @@ struct TrainingData {
   std::optional<DataSource> source;  // recorded in checkpoints; none for data made in memory (tests)
 };
 
-// Throws tg::Error when the text is empty or not valid UTF-8.
-TrainingData char_level_data(const std::string& text);
+// Throws tg::Error when the text is empty or not valid UTF-8, or a special
+// token cannot be one (empty, given twice, ...).
+TrainingData char_level_data(const std::string& text, std::vector<std::string> special_tokens = {});
 // Throws tg::Error naming the problem when the tokenizer cannot encode the text.
 TrainingData tokenized_text_data(const std::string& text, tokenizer::TextTokenizer tokenizer);
 // Throws tg::Error naming the file when the dataset is incomplete or inconsistent.

@@ -27,6 +27,7 @@
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/view.h"
+#include "tinygpt/tokenizer/errors.h"
 
 namespace tg {
 
@@ -37,6 +38,7 @@ namespace fs = std::filesystem;
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kWeightsFile = "model.safetensors";
 constexpr const char* kCharVocabularyFile = "char_vocabulary.txt";
+constexpr const char* kCharSpecialTokensFile = "char_special_tokens.json";
 constexpr const char* kModelPrefix = "transformer.";  // GPT2LMHeadModel's name for the GPT2Model inside it
 
 // The Hugging Face name of a tinygpt parameter (table above).
@@ -223,16 +225,49 @@ void export_hf_gpt2(const GPT& model, const std::string& directory) {
   save_safetensors((fs::path(directory) / kWeightsFile).string(), tensors, {{"format", "pt"}});
   write_file_atomically((fs::path(directory) / kConfigFile).string(), hf_gpt2_config_json(config).dump(2) + "\n", where);
   fs::remove(fs::path(directory) / kCharVocabularyFile, error);  // an earlier export's, not this model's
+  fs::remove(fs::path(directory) / kCharSpecialTokensFile, error);
 }
 
-void write_char_vocabulary(const std::string& directory, const std::string& characters) {
-  write_file_atomically((fs::path(directory) / kCharVocabularyFile).string(), characters, "export: " + directory);
+void write_char_vocabulary(const std::string& directory, const tokenizer::CharTokenizer& tokenizer) {
+  const std::string where = "export: " + directory;
+  write_file_atomically((fs::path(directory) / kCharVocabularyFile).string(), tokenizer.serialize(), where);
+  const fs::path special_tokens = fs::path(directory) / kCharSpecialTokensFile;
+  if (tokenizer.special_tokens().empty()) {
+    std::error_code error;
+    fs::remove(special_tokens, error);  // an earlier export's, not this model's
+    return;
+  }
+  write_file_atomically(special_tokens.string(), nlohmann::json(tokenizer.special_tokens()).dump() + "\n", where);
 }
 
-std::optional<std::string> read_char_vocabulary(const std::string& directory) {
+std::optional<tokenizer::TextTokenizer> read_char_vocabulary(const std::string& directory) {
   const fs::path path = fs::path(directory) / kCharVocabularyFile;
   if (!fs::exists(path)) return std::nullopt;
-  return read_text_file(path.string());
+  // Checked as a checkpoint's tokenizer is: the same JSON, with the same errors, prefixed with the file's path.
+  nlohmann::json json = {{"type", "char"}, {"characters", read_text_file(path.string())}};
+  std::string where = path.string();
+  const fs::path special_tokens = fs::path(directory) / kCharSpecialTokensFile;
+  if (fs::exists(special_tokens)) {
+    where = special_tokens.string();
+    try {
+      json["special_tokens"] = parse_bounded_json(read_text_file(where), where);
+    } catch (const nlohmann::json::exception& failure) {
+      throw tokenizer::TokenizerError(where + ": not valid JSON: " + json_error_text(failure));
+    } catch (const Error& failure) {  // nested too deep
+      throw tokenizer::TokenizerError(failure.what());
+    }
+    // Only an error of the special tokens names this file; one of the characters names char_vocabulary.txt.
+    try {
+      tokenizer::CharTokenizer::deserialize(json["characters"].get<std::string>());
+    } catch (const tokenizer::TokenizerError& failure) {
+      throw tokenizer::TokenizerError(path.string() + ": " + failure.what());
+    }
+  }
+  try {
+    return tokenizer::TextTokenizer::from_json(json);
+  } catch (const tokenizer::TokenizerError& failure) {
+    throw tokenizer::TokenizerError(where + ": " + failure.what());
+  }
 }
 
 }  // namespace tg

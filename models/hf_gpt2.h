@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinygpt/models/gpt.h"
+#include "tinygpt/tokenizer/text_tokenizer.h"
 
 namespace tg {
 
@@ -57,8 +58,8 @@ bool is_hf_gpt2_directory(const std::string& directory);
 // Writes `model` to DIR (created if needed) in the layout above: config.json and
 // model.safetensors (each atomically; metadata {"format": "pt"}; no
 // "transformer." prefix, as in the published GPT-2 files; no lm_head.weight when
-// tied, as save_pretrained does), and removes a char_vocabulary.txt an earlier
-// export left there (see below). Throws when the model is something GPT-2's
+// tied, as save_pretrained does), and removes a char_vocabulary.txt (and
+// char_special_tokens.json) an earlier export left there (see below). Throws when the model is something GPT-2's
 // layout cannot hold: no biases, RoPE or sinusoidal positions, scaled
 // embeddings, float64.
 void export_hf_gpt2(const GPT& model, const std::string& directory);
@@ -67,8 +68,14 @@ void export_hf_gpt2(const GPT& model, const std::string& directory);
 // writes it beside the weights as DIR/char_vocabulary.txt (the characters in id
 // order, UTF-8, as CharTokenizer::serialize gives them; atomically), and
 // --weights reads it back instead of the GPT-2 BPE. Hugging Face tools ignore it.
-void write_char_vocabulary(const std::string& directory, const std::string& characters);
-// The characters of DIR/char_vocabulary.txt, or nothing when there is no such file.
-std::optional<std::string> read_char_vocabulary(const std::string& directory);
+// Its special tokens, when it has some (a chat model's "<|im_start|>",
+// "<|im_end|>"; ids after the characters), go to DIR/char_special_tokens.json,
+// a JSON array of strings in id order; without them, a file an earlier export
+// left is removed.
+void write_char_vocabulary(const std::string& directory, const tokenizer::CharTokenizer& tokenizer);
+// The char-level tokenizer of DIR/char_vocabulary.txt (with its
+// char_special_tokens.json, if there), or nothing when there is no such file.
+// Throws tokenizer::TokenizerError naming the file that is malformed.
+std::optional<tokenizer::TextTokenizer> read_char_vocabulary(const std::string& directory);
 
 }  // namespace tg

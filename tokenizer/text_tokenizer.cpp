@@ -57,8 +57,37 @@ const char* TextTokenizer::kind() const {
                     tokenizer_);
 }
 
+namespace {
+
+// A char-level vocabulary's "special_tokens": an array of at most kMaxCharSpecialTokens strings
+// (the CharTokenizer checks each). Throws TokenizerError naming what is wrong.
+std::vector<std::string> special_tokens_from_json(const nlohmann::json& json) {
+  const auto field = json.find("special_tokens");
+  if (field == json.end()) return {};
+  if (!field->is_array()) throw TokenizerError("the tokenizer's \"special_tokens\" must be an array of strings");
+  if (field->size() > kMaxCharSpecialTokens) {
+    throw TokenizerError("the tokenizer's \"special_tokens\" holds " + std::to_string(field->size()) +
+                         " entries; a char-level vocabulary holds at most " + std::to_string(kMaxCharSpecialTokens));
+  }
+  std::vector<std::string> tokens;
+  for (const nlohmann::json& token : *field) {
+    if (!token.is_string()) {
+      throw TokenizerError("the tokenizer's \"special_tokens\" must be an array of strings, but entry " +
+                           std::to_string(tokens.size()) + " is " + token.type_name());
+    }
+    tokens.push_back(token.get<std::string>());
+  }
+  return tokens;
+}
+
+}  // namespace
+
 nlohmann::json TextTokenizer::to_json() const {
-  if (const auto* characters = as_char()) return {{"type", "char"}, {"characters", characters->serialize()}};
+  if (const auto* characters = as_char()) {
+    nlohmann::json json = {{"type", "char"}, {"characters", characters->serialize()}};
+    if (!characters->special_tokens().empty()) json["special_tokens"] = characters->special_tokens();
+    return json;
+  }
   if (const auto* hf = as_hf()) {
     nlohmann::json json = {{"type", "hf"}, {hf_tokenizer_file_name, hf->tokenizer_json()}};
     if (hf->tokenizer_config_json()) json[hf_tokenizer_config_file_name] = *hf->tokenizer_config_json();
@@ -76,7 +105,7 @@ TextTokenizer TextTokenizer::from_json(const nlohmann::json& json) {
     return field->get<std::string>();
   };
   const std::string type = text_field("type");
-  if (type == "char") return TextTokenizer(CharTokenizer::deserialize(text_field("characters")));
+  if (type == "char") return TextTokenizer(CharTokenizer::deserialize(text_field("characters"), special_tokens_from_json(json)));
   if (type == "bpe") {
     return TextTokenizer(Gpt2Tokenizer(parse_gpt2_vocabulary({text_field(encoder_file_name), text_field(merges_file_name)},
                                                              encoder_file_name, merges_file_name)));
@@ -121,6 +150,7 @@ std::optional<std::string> TextTokenizer::eos_token() const {
 
 std::optional<int64_t> TextTokenizer::token_id(std::string_view text) const {
   if (const auto* hf = as_hf()) return widened(hf->token_id(text));
+  if (const auto* characters = as_char()) return widened(characters->special_token_id(text));
   const auto* gpt2 = as_bpe();
   return gpt2 ? widened(gpt2->special_token(text)) : std::nullopt;
 }
@@ -143,7 +173,8 @@ std::vector<int64_t> TextTokenizer::encode(std::string_view text, bool add_speci
 std::string TextTokenizer::decode(std::span<const int64_t> ids, bool skip_special_tokens) const {
   const std::vector<TokenId> token_ids = to_token_ids(ids);
   return std::visit(Overloaded{[&](const HfTokenizer& tokenizer) { return tokenizer.decode(token_ids, skip_special_tokens); },
-                               [&](const auto& tokenizer) { return tokenizer.decode(token_ids); }},
+                               [&](const CharTokenizer& tokenizer) { return tokenizer.decode(token_ids, skip_special_tokens); },
+                               [&](const Gpt2Tokenizer& tokenizer) { return tokenizer.decode(token_ids); }},
                     tokenizer_);
 }
 

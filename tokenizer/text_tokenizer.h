@@ -41,7 +41,8 @@ class TextTokenizer {
   const HfTokenizer* as_hf() const { return std::get_if<HfTokenizer>(&tokenizer_); }
   // The whole tokenizer as JSON, as a checkpoint carries it (so a model needs
   // no files beside it):
-  //   {"type": "char", "characters": "\n !$&..."}   the characters in id order
+  //   {"type": "char", "characters": "\n !$&..."}   the characters in id order, and when the
+  //       vocabulary has special tokens, "special_tokens": ["<|im_start|>", "<|im_end|>"] (ids after them)
   //   {"type": "bpe", "encoder.json": "...", "vocab.bpe": "..."}   the two files' texts
   //   {"type": "hf", "tokenizer.json": "...", "tokenizer_config.json": "..."}   the texts (the config may be absent)
   // The text is canonical: two tokenizers are the same exactly when their
@@ -57,7 +58,8 @@ class TextTokenizer {
   // What chat needs of a Hugging Face tokenizer: its bos and eos (from
   // tokenizer_config.json), and the id of a token named by its text
   // ("<|im_end|>", "<|eot_id|>"). For GPT-2 the eos is "<|endoftext|>" and
-  // token_id finds special tokens; a char-level tokenizer has none of these.
+  // token_id finds special tokens; a char-level tokenizer has no bos or eos,
+  // and token_id finds its special tokens (CharTokenizer::special_tokens).
   std::optional<int64_t> bos_id() const;
   std::optional<int64_t> eos_id() const { return end_of_text_id(); }
   std::optional<std::string> bos_token() const;
@@ -65,14 +67,16 @@ class TextTokenizer {
   std::optional<int64_t> token_id(std::string_view text) const;
 
   // Throws EncodeError (char-level: a character outside the vocabulary, named
-  // with its position). GPT-2's "<|endoftext|>" and a Hugging Face
-  // tokenizer's added tokens ("<|im_end|>") are recognised as their tokens.
+  // with its position). GPT-2's "<|endoftext|>", a Hugging Face tokenizer's
+  // added tokens and a char-level vocabulary's special tokens ("<|im_end|>")
+  // are recognised as their tokens.
   // A Hugging Face post-processor's tokens (Llama 2's "<s>" first) are added
   // only when asked (add_special_tokens); the other kinds have none.
   std::vector<int64_t> encode(std::string_view text) const { return encode(text, false); }
   std::vector<int64_t> encode(std::string_view text, bool add_special_tokens) const;
   // The bytes of the tokens. Throws DecodeError naming an id out of range.
-  // skip_special_tokens leaves out a Hugging Face tokenizer's special tokens.
+  // skip_special_tokens leaves out a Hugging Face tokenizer's special tokens
+  // and a char-level vocabulary's.
   std::string decode(std::span<const int64_t> ids, bool skip_special_tokens = false) const;
   // One token for a person to read: its text with control characters escaped
   // ("\n", "\t") and bytes that are not whole UTF-8 characters as "<0xNN>".

@@ -29,8 +29,7 @@ LoadedModel from_checkpoint(const std::string& path) {
 
 tokenizer::TextTokenizer own_vocabulary(const std::string& directory) {
   try {
-    if (const auto characters = read_char_vocabulary(directory))
-      return tokenizer::TextTokenizer(tokenizer::CharTokenizer::deserialize(*characters));
+    if (std::optional<tokenizer::TextTokenizer> characters = read_char_vocabulary(directory)) return std::move(*characters);
     check(tokenizer::has_gpt2_vocabulary(directory) || std::filesystem::exists(std::filesystem::path(directory) / "tokenizer.json"),
           "load_model: ", directory, " holds weights but no tokenizer (tokenizer.json, vocab.json and merges.txt, or "
           "char_vocabulary.txt); load the weights with load_hf_model and the tokenizer with load_tokenizer_directory");

@@ -94,3 +94,88 @@ TEST_CASE("a vocabulary can be given as characters, in any order") {
   CHECK_THROWS_AS(CharTokenizer(std::vector<char32_t>{}), TokenizerError);
   CHECK_THROWS_AS(CharTokenizer(std::vector<char32_t>{0xD800}), TokenizerError);
 }
+
+// Special tokens: ChatML's markers as one id each, after the characters.
+namespace {
+const std::vector<std::string> chatml_tokens = {"<|im_start|>", "<|im_end|>"};
+}  // namespace
+
+TEST_CASE("special tokens: the characters of the text outside them, then the tokens in the order given") {
+  const CharTokenizer tokenizer = CharTokenizer::from_text("<|im_start|>user\nhi<|im_end|>", chatml_tokens);
+  // No '<', '|' or '>': they occur only inside the special tokens.
+  CHECK(tokenizer.characters() == std::vector<char32_t>{U'\n', U'e', U'h', U'i', U'r', U's', U'u'});
+  CHECK(tokenizer.special_tokens() == chatml_tokens);
+  CHECK(tokenizer.vocab_size() == 9);
+  CHECK(tokenizer.special_token_id("<|im_start|>") == TokenId{7});
+  CHECK(tokenizer.special_token_id("<|im_end|>") == TokenId{8});
+  CHECK_FALSE(tokenizer.special_token_id("<|endoftext|>").has_value());
+  CHECK_FALSE(tokenizer.special_token_id("h").has_value());  // characters are not special tokens
+  // A '<' written elsewhere is a character of the vocabulary.
+  CHECK(CharTokenizer::from_text("a<b<|im_end|>", chatml_tokens).characters() == std::vector<char32_t>{U'<', U'a', U'b'});
+  // from_text without special tokens is from_corpus.
+  CHECK(CharTokenizer::from_text("hello world", {}).characters() == CharTokenizer::from_corpus("hello world").characters());
+}
+
+TEST_CASE("special tokens: encode and decode round trip, and skip_special_tokens leaves them out") {
+  const CharTokenizer tokenizer = CharTokenizer::from_text("<|im_start|>user\nhi<|im_end|>", chatml_tokens);
+  const std::string text = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>";
+  const Ids ids = tokenizer.encode(text);
+  CHECK(ids == Ids{7, 6, 5, 1, 4, 0, 2, 3, 8, 0, 7});
+  CHECK(tokenizer.decode(ids) == text);
+  CHECK(tokenizer.decode(ids, /*skip_special_tokens=*/true) == "user\nhi\n");
+  // A text that holds none encodes as it did without special tokens.
+  const CharTokenizer plain(tokenizer.characters());
+  CHECK(tokenizer.encode("hi\nusers") == plain.encode("hi\nusers"));
+  CHECK_THROWS_WITH_AS(tokenizer.decode(Ids{9}), "cannot decode id 9 at position 0: the vocabulary has ids 0..8",
+                       DecodeError);
+}
+
+TEST_CASE("special tokens: the longest match wins, leftmost first, and a token split across is characters") {
+  const CharTokenizer tokenizer(std::vector<char32_t>{U'<', U'|', U'a', U'b', U'>'}, {"<|", "<|a|>", "|>"});
+  // ids: < 0, > 1, a 2, b 3, | 4, "<|" 5, "<|a|>" 6, "|>" 7
+  CHECK(tokenizer.encode("<|a|>") == Ids{6});      // not "<|" then 'a' then "|>"
+  CHECK(tokenizer.encode("<|b|>") == Ids{5, 3, 7});  // "<|a|>" does not fit: the shorter ones do
+  CHECK(tokenizer.encode("|<|a") == Ids{4, 5, 2});  // leftmost: "|<" is no token, "<|" starts at 1
+  // A special token cut in two (as two pieces of a text encoded apart, or with a character
+  // between) is its characters.
+  const CharTokenizer chat = CharTokenizer::from_text("<|im_end|> <|im_end >", chatml_tokens);
+  const Ids half = chat.encode("<|im_en");
+  CHECK(half.size() == 7);
+  CHECK(chat.decode(half) == "<|im_en");
+  CHECK(chat.encode("<|im_ end|>").size() == 11);
+  CHECK(chat.encode("<|im_end|>") == Ids{*chat.special_token_id("<|im_end|>")});
+}
+
+TEST_CASE("special tokens: an unknown character is named by its position in the whole text") {
+  const CharTokenizer tokenizer = CharTokenizer::from_text("ab<|im_end|>", chatml_tokens);
+  // "<|im_end|>" is one id but ten characters: 'é' is character 12, bytes 12 and 13.
+  CHECK_THROWS_WITH_AS(tokenizer.encode("a<|im_end|>b\xC3\xA9"),
+                       "character '\xC3\xA9' (U+00E9) at character 12 (byte offset 12) is not in the vocabulary of 2 characters",
+                       EncodeError);
+  CHECK_THROWS_WITH_AS(tokenizer.encode("<|im_end|>\xFF"), "the text is not valid UTF-8: byte 0xFF at byte offset 10",
+                       EncodeError);
+  CHECK(tokenizer.encode("<|im_end|>\xC3\xA9", U'a') == Ids{3, 0});
+}
+
+TEST_CASE("special tokens: the ones that cannot be are refused, naming which") {
+  const std::vector<char32_t> ab{U'a', U'b'};
+  CHECK_THROWS_WITH_AS(CharTokenizer(ab, {"<s>", ""}), "special token 1 is empty", TokenizerError);
+  CHECK_THROWS_WITH_AS(CharTokenizer(ab, {"<s>", "<s>"}), "special token 1, \"<s>\", is given twice", TokenizerError);
+  CHECK_THROWS_WITH_AS(CharTokenizer(ab, {"ok", "\xFF"}), "special token 1 is not valid UTF-8: byte 0xFF at byte offset 0",
+                       TokenizerError);
+  CHECK_THROWS_WITH_AS(CharTokenizer(ab, {"b"}),
+                       "special token 0, \"b\", is also a character of the vocabulary: that character could never be encoded",
+                       TokenizerError);
+  CHECK(CharTokenizer(ab, {"c"}).encode("abc") == Ids{0, 1, 2});  // a character outside the vocabulary may be one
+  CHECK_THROWS_WITH_AS(CharTokenizer(ab, {std::string(kMaxCharSpecialTokenBytes + 1, 'x')}),
+                       "special token 0, \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\", has 257 bytes; a special token "
+                       "has at most 256",
+                       TokenizerError);
+  std::vector<std::string> many;
+  for (std::size_t i = 0; i <= kMaxCharSpecialTokens; ++i) many.push_back("<" + std::to_string(i) + ">");
+  CHECK_THROWS_WITH_AS(CharTokenizer(ab, many), "a char-level vocabulary holds at most 1024 special tokens, not 1025",
+                       TokenizerError);
+  CHECK_THROWS_WITH_AS(CharTokenizer::from_text("<|im_end|>", chatml_tokens),
+                       "the corpus has no character outside its special tokens", EncodeError);
+  CHECK_THROWS_AS(CharTokenizer::from_text("ab", {"<s>", "<s>"}), TokenizerError);
+}

@@ -11,6 +11,7 @@
 #include "tinygpt/training/checkpoint.h"
 #include "tinygpt/models/hf_gpt2.h"
 #include "tinygpt/datasets/prepare_tokens.h"
+#include "tinygpt/training/load_model.h"
 #include "tinygpt/training/train.h"
 #include "tinygpt/datasets/training_data.h"
 #include "tinygpt/tensor/factory.h"
@@ -224,4 +225,39 @@ TEST_CASE("train: a prepared dataset trains exactly as the same text encoded in 
                                       ->train(tg::testing::outputs_in(second.path()), progress);
   CHECK(from_file.step_losses == from_memory.step_losses);  // bitwise
   CHECK(from_file.best_val_loss == from_memory.best_val_loss);
+}
+
+TEST_CASE("train: a char-level chat corpus's special tokens travel through the checkpoint and the export") {
+  std::string chat;
+  for (int repeat = 0; repeat < 40; ++repeat)
+    chat += "<|im_start|>user\nTo be?<|im_end|>\n<|im_start|>assistant\nOr not to be.<|im_end|>\n";
+  const TrainingData data = char_level_data(chat, {"<|im_start|>", "<|im_end|>"});
+  const std::optional<int64_t> im_end = data.tokenizer.token_id("<|im_end|>");
+  REQUIRE(im_end.has_value());
+  CHECK(*im_end == data.tokenizer.vocab_size() - 1);
+  CHECK(data.tokenizer.as_char()->special_token_id("<|") == std::nullopt);
+  CHECK_FALSE(data.tokenizer.as_char()->id_of(U'|').has_value());  // only inside the special tokens
+
+  ScratchDir dir;
+  std::ostringstream progress;
+  auto run = TrainingRun::start(data, tg::testing::tiny_config(), tg::testing::tiny_settings(2));
+  run->train(tg::testing::outputs_in(dir.path()), progress);
+  const LoadedModel from_checkpoint = load_model(dir.file(kLatestCheckpointFile));
+  CHECK(from_checkpoint.tokenizer.to_json() == data.tokenizer.to_json());
+
+  export_hf_gpt2(run->model(), dir.file("exported"));
+  write_char_vocabulary(dir.file("exported"), *data.tokenizer.as_char());
+  CHECK(std::filesystem::exists(dir.file("exported") + "/char_special_tokens.json"));
+  const LoadedModel exported = load_model(dir.file("exported"));
+  CHECK(exported.tokenizer.to_json() == data.tokenizer.to_json());
+  CHECK(exported.tokenizer.token_id("<|im_end|>") == im_end);
+
+  // A malformed file is named; exporting a model without special tokens over it removes it.
+  { std::ofstream(dir.file("exported") + "/char_special_tokens.json") << R"(["<|im_end|>", 3])"; }
+  CHECK_THROWS_WITH_AS(load_model(dir.file("exported")),
+                       doctest::Contains("char_special_tokens.json: the tokenizer's \"special_tokens\" must be an array "
+                                         "of strings, but entry 1 is number"),
+                       Error);
+  write_char_vocabulary(dir.file("exported"), tokenizer::CharTokenizer::from_corpus(chat));
+  CHECK_FALSE(std::filesystem::exists(dir.file("exported") + "/char_special_tokens.json"));
 }
