@@ -9,11 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/model_source.h"
 #include "tinygpt/tokenizer/chat_template.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 
-namespace tg::cli {
+namespace tg {
 
 struct ChatFormat {
   std::string template_text;
@@ -38,4 +37,4 @@ RenderedConversation render_conversation(const ChatFormat& format, const tokeniz
 // from a file. Throws naming the file and what is wrong.
 nlohmann::ordered_json read_conversation_file(const std::string& path, const char* command);
 
-}  // namespace tg::cli
+}  // namespace tg

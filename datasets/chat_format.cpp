@@ -1,4 +1,4 @@
-#include "cli/chat_format.h"
+#include "tinygpt/datasets/chat_format.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tokenizer/errors.h"
 
-namespace tg::cli {
+namespace tg {
 
 namespace {
 
@@ -77,4 +77,4 @@ nlohmann::ordered_json read_conversation_file(const std::string& path, const cha
   return messages;
 }
 
-}  // namespace tg::cli
+}  // namespace tg
