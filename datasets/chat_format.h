@@ -19,9 +19,16 @@ struct ChatFormat {
   std::string template_source;  // for the header: "the model's tokenizer_config.json" or "ChatML ..."
   tokenizer::ChatTemplateOptions options;  // bos_token, eos_token; add_generation_prompt set
   std::vector<int64_t> stop_ids;  // config.json's eos ids, the tokenizer's eos and end-of-turn tokens it has
+  // The texts that close an assistant's turn in a rendered conversation: the
+  // known end-of-turn tokens ("<|im_end|>", "<|eot_id|>", "</s>", ...) and the eos
+  // token. Training looks for the first after an assistant's text (datasets/assistant_spans.h).
+  std::vector<std::string> end_of_turn_texts;
 };
 
 ChatFormat chat_format_for(const tokenizer::TextTokenizer& tokenizer, const std::vector<int64_t>& model_stop_ids);
+// ChatML with no bos or eos token and no stop ids: the format of a char-level
+// model, known before its vocabulary is (which comes from the rendered texts).
+ChatFormat chatml_format();
 
 // The rendered text of `messages` ({"role", "content"} objects) and its ids
 // (encoded without the post-processor's tokens: the template writes them).
