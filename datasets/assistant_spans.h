@@ -20,8 +20,11 @@
 //
 // The ids are encoded a piece at a time, split where training starts or stops,
 // so that each id is wholly inside or outside a span: the mask maps exactly
-// onto the ids. The pieces must decode back to the text (a tokenizer that adds
-// a prefix space to every piece would not), which is checked.
+// onto the ids, and the reply's first id is the one generation would start
+// with after the prompt. The pieces must decode back to the text. Those of a
+// SentencePiece tokenizer that puts a prefix space before every piece (Llama 2,
+// Mistral) do not: the text is then encoded whole, and an id is trained when
+// its bytes overlap a span ("▁Hello" after "[/INST]" is the assistant's).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -57,8 +60,8 @@ struct MaskedIds {
 };
 
 // Throws tg::Error starting with `where` when the tokenizer cannot encode the
-// text (a character outside a char-level vocabulary) or its pieces do not
-// decode back to it.
+// text (a character outside a char-level vocabulary) or its ids, of the pieces
+// or of the whole, do not decode back to it.
 MaskedIds encode_masked(const tokenizer::TextTokenizer& tokenizer, const RenderedForTraining& rendered,
                         const std::string& where);
 

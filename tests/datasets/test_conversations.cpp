@@ -39,14 +39,16 @@ std::vector<std::string> trained_texts(const tokenizer::TextTokenizer& tokenizer
   return texts;
 }
 
-// Renders with `format` and encodes with `tokenizer` (a char vocabulary of the text when null).
+// Renders with `format` and encodes with `tokenizer` (a char vocabulary of the text when null); the
+// ids decode back to the text, but for SentencePiece's prefix spaces (`prefix_spaces`).
 std::pair<MaskedIds, tokenizer::TextTokenizer> masked_of(const ChatFormat& format, const ordered_json& messages,
-                                                         const tokenizer::TextTokenizer* tokenizer = nullptr) {
+                                                         const tokenizer::TextTokenizer* tokenizer = nullptr,
+                                                         bool prefix_spaces = false) {
   const tokenizer::jinja::Template chat(format.template_text);
   const RenderedForTraining rendered = render_for_training(chat, format, messages, "test");
   tokenizer::TextTokenizer used = tokenizer ? *tokenizer : chat_vocabulary({rendered.text});
   MaskedIds masked = encode_masked(used, rendered, "test");
-  CHECK(used.decode(masked.ids) == rendered.text);
+  if (!prefix_spaces) CHECK(used.decode(masked.ids) == rendered.text);
   return {std::move(masked), std::move(used)};
 }
 
@@ -135,6 +137,11 @@ TEST_CASE("assistant spans: Llama 3's template (trimmed content, <|eot_id|>) and
   CHECK(span.find("Hello") != std::string::npos);
   CHECK(span.ends_with("</s>"));
   CHECK(span.find("[/INST]") == std::string::npos);
+  // Its pieces would each get SentencePiece's prefix space: the text is encoded whole, the ids overlapping a span trained.
+  const auto [mistral_masked, mistral_used] =
+      masked_of(format, conversation({{"user", "Hi"}, {"assistant", "Hello there"}, {"user", "Bye"}, {"assistant", "Ciao"}}), &mistral,
+                /*prefix_spaces=*/true);
+  CHECK(trained_texts(mistral_used, mistral_masked) == std::vector<std::string>{"Hello there</s>", "Ciao</s>"});
 }
 
 TEST_CASE("assistant spans: a template whose prefixes are not prefixes of the whole is refused, naming the message") {
