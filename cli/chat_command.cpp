@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/chat_format.h"
+#include "tinygpt/datasets/chat_format.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"

@@ -4,10 +4,14 @@
 //   tinygpt eval --ckpt runs/shakespeare-char --data ../shared/data/tinyshakespeare.txt
 //   tinygpt eval --weights gpt2/ --ids "464 3616 286 1204 318"
 //   tinygpt eval --ckpt runs/shakespeare-int8 --data ... --cached   (through the KV cache, as generation)
+//   tinygpt eval --ckpt runs/tinybot --data val.jsonl   (conversations: the loss on the assistant's tokens)
 //
 // stdout gets exactly one line, `loss <value> perplexity <value>`, each value the
 // shortest decimal that reads back as the same double; what was loaded and the
-// progress go to stderr. The windows are described in models/evaluate.h.
+// progress go to stderr. The windows are described in models/evaluate.h. A .jsonl
+// file holds conversations (datasets/conversation_file.h), rendered with the
+// model's chat template and scored whole on the assistant's tokens only
+// (models/assistant_loss.h); the line then ends with `assistant_tokens <count>`.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +27,9 @@
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
 #include "cli/token_ids.h"
+#include "tinygpt/datasets/conversation_data.h"
 #include "tinygpt/datasets/data.h"
+#include "tinygpt/models/assistant_loss.h"
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/runtime/threads.h"
@@ -71,6 +77,42 @@ std::string shortest(double value) {
   return std::string(buffer, result.ptr);
 }
 
+constexpr int64_t kConversationsPerBatch = 8;
+
+// --data FILE.jsonl: every conversation once, the loss over the assistant's tokens.
+void eval_conversations(const CLI::App& command, const EvalArguments& arguments, const LoadedModel& loaded,
+                        int64_t block_size) {
+  for (const char* flag : {"--split", "--max-tokens", "--cached"})
+    check(!command.count(flag), "eval: ", flag, " is for a text; the conversations of --data ", arguments.data,
+          " are scored whole, each once");
+  check(block_size <= loaded.model->config().block_size, "eval: --block-size ", block_size,
+        " is longer than the model's context of ", loaded.model->config().block_size);
+  const std::string where = "eval: --data " + arguments.data;
+  const ChatFormat format = chat_format_for(*loaded.tokenizer, loaded.stop_ids);
+  const ConversationSplit conversations =
+      conversation_split(read_conversations(arguments.data, where), format, *loaded.tokenizer, "eval", where);
+  const ConversationFit fit = conversations.fit(block_size);
+  check(fit.usable > 0, where, ": no conversation has an assistant token within the block size ", block_size);
+  std::cerr << "eval: " << loaded.description << "\neval: " << arguments.data << ": " << conversations.size()
+            << " conversations (template: " << format.template_source << "); scoring " << fit.assistant_targets
+            << " assistant tokens in contexts of up to " << block_size;
+  if (fit.cut > 0) std::cerr << "; " << fit.cut << " longer conversations cut to it";
+  if (fit.left_out > 0) std::cerr << "; " << fit.left_out << " with no assistant token within it left out";
+  std::cerr << "\n";
+  const bool show_progress = isatty(STDERR_FILENO) == 1;
+  const AssistantLoss loss = evaluate_conversations(
+      *loaded.model, conversations, conversations.usable(block_size), kConversationsPerBatch, block_size,
+      [&](int64_t done, int64_t all) {
+        if (show_progress)
+          std::fprintf(stderr, "\reval: batch %lld / %lld", static_cast<long long>(done), static_cast<long long>(all));
+      });
+  if (show_progress) std::fprintf(stderr, "\n");
+  check(std::isfinite(loss.mean()), "eval: the loss is ", loss.mean(), ": the model's weights are not finite numbers "
+        "(a diverged or damaged checkpoint)");
+  std::cout << "loss " << shortest(loss.mean()) << " perplexity " << shortest(std::exp(loss.mean()))
+            << " assistant_tokens " << loss.tokens << "\n";
+}
+
 void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
   check(!command.count("--ids") || !arguments.ids.empty(), "eval: --ids is empty; give the ids to score, at least "
@@ -80,6 +122,7 @@ void run_eval(const CLI::App& command, const EvalArguments& arguments) {
   source.keep_lora_apart = true;  // the adapters computed apart, as training and PEFT compute them
   const LoadedModel loaded = load_model(source, "eval");
   const int64_t block_size = arguments.block_size > 0 ? arguments.block_size : loaded.model->config().block_size;
+  if (arguments.data.ends_with(".jsonl")) return eval_conversations(command, arguments, loaded, block_size);
 
   std::vector<int64_t> all_ids = arguments.ids.empty() ? encode_file(*loaded.tokenizer, arguments.data)
                                                         : parse_token_ids(arguments.ids, "eval: --ids");
@@ -116,7 +159,8 @@ void add_eval_command(CLI::App& app) {
   auto arguments = std::make_shared<EvalArguments>();
   CLI::App* command = app.add_subcommand("eval", "Mean next-token loss and perplexity of a model on a text");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
-  command->add_option("--data", arguments->data, "Text file to evaluate on");
+  command->add_option("--data", arguments->data,
+                      "Text file to evaluate on, or FILE.jsonl of conversations (the loss on the assistant's tokens)");
   command->add_option("--ids", arguments->ids, "Token ids to evaluate instead, separated by spaces");
   command->add_option("--block-size", arguments->block_size, "Tokens per window (default: the model's context)")
       ->check(positive_integer());

@@ -20,7 +20,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "cli/chat_format.h"
+#include "tinygpt/datasets/chat_format.h"
 #include "cli/model_source.h"
 #include "cli/sampling_flags.h"
 #include "cli/usage_errors.h"

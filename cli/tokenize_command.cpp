@@ -25,7 +25,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/chat_format.h"
+#include "tinygpt/datasets/chat_format.h"
 #include "cli/commands.h"
 #include "cli/data_paths.h"
 #include "cli/token_ids.h"

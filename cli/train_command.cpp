@@ -6,6 +6,8 @@
 //   tinygpt train --data input.txt --tokenizer gpt2 --config baby --out out/bpe   (GPT-2's BPE, in memory)
 //   tinygpt train --data data/owt --config gpt2 --grad-accum 8 --checkpoint-activations   (tinygpt prepare's output)
 //   tinygpt train --init-from gpt2/ --data data/mytext --lr 3e-5 --iters 200   (fine-tune GPT-2's weights)
+//   tinygpt train --init-from SmolLM2-135M-Instruct/ --data chats.jsonl --val-data val.jsonl   (chat SFT: the loss
+//                 on the assistant's tokens only, datasets/conversation_data.h)
 //   mpirun -np 4 --hostfile hosts tinygpt train --data data/owt --config gpt2   (data parallel, distributed/)
 //
 // What it writes is described in training/checkpoint.h and training/train_log.h;
@@ -44,6 +46,7 @@
 #include "tinygpt/distributed/job.h"
 #include "tinygpt/inspect/profile_table.h"
 #include "tinygpt/training/checkpoint.h"
+#include "tinygpt/datasets/conversation_data.h"
 #include "tinygpt/datasets/data.h"
 #include "tinygpt/models/hf_directory.h"
 #include "tinygpt/training/optimizer_setup.h"
@@ -59,6 +62,7 @@ namespace {
 
 struct TrainArguments {
   std::string data;
+  std::string val_data;   // conversations only: the val split's file (default: the last 10% of --data's)
   std::string tokenizer;  // char, gpt2 or a bpe-train DIR: how a text --data is tokenised
   std::string vocab;      // GPT-2's BPE files for --tokenizer gpt2
   std::string init_from;
@@ -270,20 +274,37 @@ std::optional<tokenizer::TextTokenizer> named_tokenizer(const TrainArguments& ar
   }
 }
 
+// A file of conversations for chat SFT (datasets/conversation_file.h) rather than a text.
+bool is_conversation_file(const std::string& path) {
+  return path.ends_with(".jsonl") && !std::filesystem::is_directory(path);
+}
+
+// The files of a run's data: --data (or the corpus the run recorded) and, for conversations, --val-data.
+struct DataFiles {
+  std::string data;
+  std::string val_data;
+};
+
 // What the run learns from. A text is tokenised in memory with --tokenizer, or,
 // without it, with the tokenizer of the model the run continues (`model_tokenizer`),
-// or character by character. A directory is a dataset from tinygpt prepare.
-TrainingData training_data(const CLI::App& command, const TrainArguments& arguments, const std::string& path,
+// or character by character. A directory is a dataset from tinygpt prepare. A
+// .jsonl file holds conversations, rendered with that tokenizer's chat template
+// (or ChatML, character by character).
+TrainingData training_data(const CLI::App& command, const TrainArguments& arguments, const DataFiles& paths,
                            const tokenizer::TextTokenizer* model_tokenizer, const std::string& model_words) {
+  const std::string& path = paths.data;
+  check(paths.val_data.empty() || is_conversation_file(path), "train: --val-data ", paths.val_data,
+        " is for conversations (--data FILE.jsonl); a text's val split is its last 10%");
   if (std::filesystem::is_directory(path)) {
     check(!command.count("--tokenizer") && !command.count("--vocab"), "train: --data ", path,
           " is a prepared dataset, which carries its own tokenizer: drop --tokenizer/--vocab");
     return prepared_data(path);
   }
   check(arguments.vocab.empty() || arguments.tokenizer == "gpt2", "train: --vocab is for --tokenizer gpt2");
-  const std::string text = read_text_file(path);
   std::optional<tokenizer::TextTokenizer> tokenizer = named_tokenizer(arguments);
   if (!tokenizer && model_tokenizer && !command.count("--tokenizer")) tokenizer = *model_tokenizer;
+  if (is_conversation_file(path)) return conversation_data({path, paths.val_data, "train"}, tokenizer ? &*tokenizer : nullptr);
+  const std::string text = read_text_file(path);
   const bool model_vocabulary = tokenizer && model_tokenizer && !command.count("--tokenizer");
   TrainingData data = [&] {
     if (!tokenizer) return char_level_data(text);
@@ -347,9 +368,12 @@ void check_outputs_are_free(const TrainArguments& arguments, const std::string& 
 // checkpoint would destroy it.
 void check_outputs_apart(const TrainArguments& arguments, const std::string& data_path, const std::string& metrics_path) {
   const fs::path log = metrics_path;
-  check_output_is_no_input("--log", log, {{"--data", data_path},
-                                          {"run's checkpoint", fs::path(arguments.out) / kLatestCheckpointFile},
-                                          {"run's best checkpoint", fs::path(arguments.out) / kBestCheckpointFile}});
+  std::vector<std::pair<std::string, fs::path>> inputs = {
+      {"--data", data_path},
+      {"run's checkpoint", fs::path(arguments.out) / kLatestCheckpointFile},
+      {"run's best checkpoint", fs::path(arguments.out) / kBestCheckpointFile}};
+  if (!arguments.val_data.empty()) inputs.emplace_back("--val-data", arguments.val_data);
+  check_output_is_no_input("--log", log, inputs);
   std::error_code error;
   if (fs::is_directory(data_path, error)) {
     const fs::path parent = fs::absolute(log, error).parent_path();
@@ -371,15 +395,17 @@ void remove_previous_run(const TrainArguments& arguments, const std::string& met
   if (removed > 0) out << "--overwrite: removed the previous run's files in " << arguments.out << "\n";
 }
 
-// Where a resumed run's data is: --data, else the path its checkpoint records.
-std::string resumed_data_path(const TrainArguments& arguments, const Checkpoint& checkpoint) {
-  if (!arguments.data.empty()) return arguments.data;
+// Where a resumed run's data is: --data (and --val-data), else the paths its checkpoint records.
+DataFiles resumed_data_files(const TrainArguments& arguments, const Checkpoint& checkpoint) {
+  if (!arguments.data.empty()) return {arguments.data, arguments.val_data};
   check(checkpoint.header.data.has_value(), "train --resume: ", checkpoint.path,
         " does not record its data (an older tinygpt wrote it); give --data with the corpus the run trained on");
-  const std::string& path = checkpoint.header.data->path;
-  check(fs::exists(path), "train --resume: the run's data ", path,
-        " is gone; give --data with the same corpus where it now lies");
-  return path;
+  const DataSource& recorded = *checkpoint.header.data;
+  for (const std::string& path : {recorded.path, recorded.val_path})
+    check(path.empty() || fs::exists(path), "train --resume: the run's data ", path,
+          " is gone; give --data", recorded.val_path.empty() ? "" : " and --val-data",
+          " with the same data where it now lies");
+  return {recorded.path, arguments.val_data.empty() ? recorded.val_path : arguments.val_data};
 }
 
 // A resumed run continues on the data it trained on: other data (another file, or the file
@@ -475,10 +501,10 @@ StartedRun resume_run(const RunRequest& request) {
   }
   TrainSettings settings = checkpoint.header.settings;
   apply_training_overrides(command, arguments, settings);
-  const std::string data_path = resumed_data_path(arguments, checkpoint);
-  check_outputs_apart(arguments, data_path, request.metrics_path);
+  const DataFiles data_files = resumed_data_files(arguments, checkpoint);
+  check_outputs_apart(arguments, data_files.data, request.metrics_path);
   const tokenizer::TextTokenizer model_tokenizer = tokenizer::TextTokenizer::from_json(checkpoint.header.tokenizer);
-  TrainingData data = training_data(command, arguments, data_path, &model_tokenizer, "the resumed run's model");
+  TrainingData data = training_data(command, arguments, data_files, &model_tokenizer, "the resumed run's model");
   const std::string data_note = check_resumed_data(command, arguments, checkpoint, data);
   StartedRun started{TrainingRun::resume(checkpoint, std::move(data), settings, request.job),
                      checkpoint.header.config.preset};
@@ -515,7 +541,9 @@ StartedRun fine_tune_run(const RunRequest& request) {
   apply_run_overrides(command, arguments, config);
   return {TrainingRun::start_from(
               *initial.model, *initial.tokenizer,
-              training_data(command, arguments, data_path, &*initial.tokenizer, "the --init-from model"), config,
+              training_data(command, arguments, {data_path, arguments.val_data}, &*initial.tokenizer,
+                            "the --init-from model"),
+              config,
               settings, request.job),
           "from " + initial.description};
 }
@@ -526,8 +554,8 @@ StartedRun new_run(const RunRequest& request, const GPTConfig& requested_config)
   const TrainArguments& arguments = request.arguments;
   const std::string data_path = claim_outputs_of_new_run(request);
   const TrainSettings settings = new_run_settings(command, arguments, requested_config, false);
-  StartedRun started{TrainingRun::start(training_data(command, arguments, data_path, nullptr, ""), requested_config,
-                                        settings, request.job),
+  StartedRun started{TrainingRun::start(training_data(command, arguments, {data_path, arguments.val_data}, nullptr, ""),
+                                        requested_config, settings, request.job),
                      ""};
   started.model = model_description(command, started.run->state().config);
   return started;
@@ -556,6 +584,25 @@ std::string schedule_summary(const TrainSettings& settings) {
   return text.str();
 }
 
+// How conversations become batches, and what that costs: the header's second data line.
+void print_conversations_header(std::ostream& out, const ConversationSplits& conversations, const GPTConfig& config,
+                                const TrainSettings& settings) {
+  const ConversationSplit* splits[2] = {&conversations.train, &conversations.val};
+  out << "conversations:";
+  for (const ConversationSplit* split : splits) {
+    const ConversationFit fit = split->fit(config.block_size);
+    out << (split == splits[0] ? " " : "; ") << split->name() << " " << count_of(split->size(), "conversation") << " ("
+        << fit.assistant_targets << " assistant tokens within the block)";
+    if (fit.cut > 0) out << ", " << fit.cut << " longer than the block of " << config.block_size << ": cut to it";
+    if (fit.left_out > 0) out << ", " << fit.left_out << " with no assistant token within it: left out";
+  }
+  char padding[32];
+  std::snprintf(padding, sizeof padding, "%.1f%%",
+                100 * conversations.train.padding_fraction(config.batch_size, config.block_size, Generator(settings.seed)));
+  out << "\nbatches: one conversation a row, padded to the longest of its micro-batch, grouped by length: " << padding
+      << " of the positions computed are padding (an epoch's); the loss is on the assistant's tokens only\n";
+}
+
 // What the run is, before its first step: threads, data, model and schedule.
 void print_run_header(std::ostream& out, StartedRun& started, const TrainArguments& arguments, bool bf16,
                       const dist::Communicator& job) {
@@ -567,7 +614,9 @@ void print_run_header(std::ostream& out, StartedRun& started, const TrainArgumen
   out << "threads: " << thread_info() << (job.size() > 1 ? " per rank" : "") << "\n";
   if (job.size() > 1) out << "data parallel: " << job.description() << ", each training on its own batches\n";
   out << "data: " << data.description << "; train " << data.splits.train.size() << " tokens, val "
-      << data.splits.val.size() << "\n"
+      << data.splits.val.size() << "\n";
+  if (data.conversations) print_conversations_header(out, *data.conversations, config, settings);
+  out
       << "model: " << model << (model == config.preset ? ", " : ": ") << count_of(config.n_layer, "layer") << ", " << count_of(config.n_head, "head") << ", "
             << config.n_embd << " channels, block " << config.block_size << ", vocabulary " << config.vocab_size << ", "
             << positional_encoding_name(config.positional) << " positions" << block_summary(config) << ", dropout "
@@ -669,6 +718,8 @@ void add_train_command(CLI::App& app) {
   TrainSettings& settings = arguments->settings;
   command->add_option("--data", arguments->data,
                       "A text file, or a dataset DIR from tinygpt prepare (default: tiny Shakespeare, see scripts/data.sh)");
+  command->add_option("--val-data", arguments->val_data,
+                      "With --data FILE.jsonl (conversations): the val conversations (default: the last 10% of --data's)");
   command->add_option("--tokenizer", arguments->tokenizer,
                       "How a text --data is tokenised: char (its characters), gpt2, or a DIR from tinygpt bpe-train or with a "
                       "Hugging Face tokenizer.json "

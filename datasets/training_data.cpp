@@ -42,7 +42,7 @@ TrainingData tokenized_text_data(const std::string& text, tokenizer::TextTokeniz
   const size_t count = ids.size();
   TokenSplits splits = split_by_position(ids);
   return TrainingData{std::move(tokenizer), std::move(splits),
-                      std::to_string(count) + " tokens, encoded in memory", std::nullopt};
+                      std::to_string(count) + " tokens, encoded in memory", std::nullopt, std::nullopt};
 }
 
 TrainingData prepared_data(const std::string& directory) {
@@ -55,7 +55,7 @@ TrainingData prepared_data(const std::string& directory) {
   return TrainingData{std::move(dataset.tokenizer),
                       TokenSplits{TokenSplit("train", std::make_shared<FileTokens>(std::move(dataset.train))),
                                   TokenSplit("val", std::make_shared<FileTokens>(std::move(dataset.val)))},
-                      std::move(description), std::move(source)};
+                      std::move(description), std::move(source), std::nullopt};
 }
 
 }  // namespace tg

@@ -10,6 +10,7 @@
 #include "tinygpt/autograd/elementwise_ops.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/datasets/file_hash.h"
+#include "tinygpt/models/assistant_loss.h"
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/models/lora_files.h"
@@ -90,7 +91,14 @@ TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Commu
   schedule_ = header_.settings.lr_schedule();
   schedule_.validate();
   // Fail now, not at the first batch, when the text is too short for the context.
+  if (data_.conversations) {
+    for (const ConversationSplit* split : {&data_.conversations->train, &data_.conversations->val})
+      check(split->fit(header_.config.block_size).usable > 0, "train: no conversation of the ", split->name(),
+            " split has an assistant token within the block size ", header_.config.block_size,
+            "; use a larger --block-size");
+  }
   for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val}) {
+    if (data_.conversations) break;
     check(split->size() > header_.config.block_size, "train: the ", split->name(), " split has ", split->size(),
           " tokens, too few for one window of block size ", header_.config.block_size,
           " + 1; use a longer text or a smaller --block-size");
@@ -168,6 +176,14 @@ void TrainingRun::draw_batches_as_ranks(int ranks) {
 
 Batch TrainingRun::next_micro_batch() {
   const int64_t batch_size = header_.config.batch_size, block_size = header_.config.block_size;
+  if (data_.conversations) {  // one conversation a row, padded to the longest of the batch
+    const ConversationSplit& conversations = data_.conversations->train;
+    if (data_generators_.size() == 1) return conversations.sample_batch(batch_size, block_size, data_generators_[0]);
+    std::vector<Batch> slices;  // draw_batches_as_ranks: slice r is what rank r would draw
+    const int64_t rows = batch_size / static_cast<int64_t>(data_generators_.size());
+    for (Generator& generator : data_generators_) slices.push_back(conversations.sample_batch(rows, block_size, generator));
+    return stack_rows(slices);
+  }
   const TokenSplit& train = data_.splits.train;
   if (data_generators_.size() == 1) return train.sample_batch(batch_size, block_size, data_generators_[0]);
   // draw_batches_as_ranks: slice r of the batch is what rank r would draw.
@@ -292,7 +308,42 @@ double TrainingRun::train_step() {
   return loss;
 }
 
+// Conversation data: the mean loss over every assistant token of the whole val split and of a fixed
+// sample of eval_iters x B train conversations (models/assistant_loss.h), each scored once.
+Evaluation TrainingRun::evaluate_conversations(const EvaluationProgress& progress) {
+  NoGradGuard no_grad;
+  nn::EvalModeGuard eval_mode(*model_);
+  const GPTConfig& config = header_.config;
+  const ConversationSplits& conversations = *data_.conversations;
+  std::vector<int64_t> train_sample = conversations.train.usable(config.block_size);
+  Generator sample_generator(header_.settings.seed + kEvalSeedOffset);  // the same sample at every evaluation
+  for (size_t i = 0; i < train_sample.size(); ++i)
+    std::swap(train_sample[i], train_sample[i + sample_generator.next_below(train_sample.size() - i)]);
+  train_sample.resize(std::min<size_t>(train_sample.size(), header_.settings.eval_iters * config.batch_size));
+  const auto train_batches = conversations.train.evaluation_batches(train_sample, config.batch_size, config.block_size);
+  const auto val_batches = conversations.val.evaluation_batches(conversations.val.usable(config.block_size),
+                                                                config.batch_size, config.block_size);
+  const int64_t batches = static_cast<int64_t>(train_batches.size() + val_batches.size());
+  double sums[4] = {0, 0, 0, 0};  // train loss, train tokens, val loss, val tokens
+  for (int64_t index = 0; index < batches; ++index) {
+    if (job_.size() == 1 && stop_requested_ && stop_requested_->load()) return {0, 0, /*interrupted=*/true};
+    adapt_threads_to_load();
+    if (index % job_.size() == job_.rank()) {  // batch i is rank (i mod N)'s, as for windows
+      const bool val = index >= static_cast<int64_t>(train_batches.size());
+      const ConversationSplit& split = val ? conversations.val : conversations.train;
+      const std::vector<int64_t>& rows = val ? val_batches[index - train_batches.size()] : train_batches[index];
+      const AssistantLoss loss = batch_assistant_loss(*model_, split.batch(rows, config.block_size));
+      sums[val ? 2 : 0] += loss.loss_sum;
+      sums[val ? 3 : 1] += static_cast<double>(loss.tokens);
+    }
+    if (progress) progress(index + 1, batches);
+  }
+  job_.all_reduce_sum(std::span<double>(sums));
+  return {sums[0] / sums[1], sums[2] / sums[3]};
+}
+
 Evaluation TrainingRun::evaluate(const EvaluationProgress& progress) {
+  if (data_.conversations) return evaluate_conversations(progress);
   NoGradGuard no_grad;
   nn::EvalModeGuard eval_mode(*model_);
   const GPTConfig& config = header_.config;

@@ -9,6 +9,10 @@
 //      all grad_accum x B windows, as one batch of that size would give
 //   2. clip the global gradient norm to grad_clip
 //   3. AdamW with the scheduled learning rate of this step (nn/optim/schedule.h)
+// On conversation data (chat SFT, datasets/conversation_split.h) a micro-batch is
+// B whole conversations, one a row, padded to the longest, and the loss is the
+// mean over their assistant tokens; its evaluation scores every assistant token
+// of the val split and of a fixed sample of train conversations, each once.
 // Every eval_interval steps, at step 0 and at the end, the loss is estimated on
 // eval_iters batches of each split (a separate generator, reset each time, so
 // every evaluation sees the same batches and does not disturb the training
@@ -134,7 +138,9 @@ class TrainingRun {
   // Throws tg::Error naming the step when the loss is not finite.
   TrainResult train(const TrainOutputs& outputs, std::ostream& progress);
 
-  // The mean loss over eval_iters batches of each split. In a job of several
+  // The mean loss over eval_iters batches of each split; on conversation data the
+  // mean over the assistant's tokens of the whole val split and of a fixed sample
+  // of eval_iters x B train conversations. In a job of several
   // ranks every rank must call it (each evaluates its share; the sums are all-reduced).
   Evaluation evaluate(const EvaluationProgress& progress = {});
   dist::Communicator& job() const { return job_; }
@@ -154,6 +160,7 @@ class TrainingRun {
   void check_ranks_agree() const;         // same settings, model and data on every rank
   void check_replicas_agree() const;      // the same weights on every rank
   Batch next_micro_batch();
+  Evaluation evaluate_conversations(const EvaluationProgress& progress);  // evaluate() on conversation data
   double train_step();  // returns the loss (the mean over the ranks); advances header_.step
   void save(const std::string& path, bool with_optimizer);  // every rank calls it; rank 0 writes
 

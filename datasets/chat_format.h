@@ -9,20 +9,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/model_source.h"
 #include "tinygpt/tokenizer/chat_template.h"
 #include "tinygpt/tokenizer/text_tokenizer.h"
 
-namespace tg::cli {
+namespace tg {
 
 struct ChatFormat {
   std::string template_text;
   std::string template_source;  // for the header: "the model's tokenizer_config.json" or "ChatML ..."
   tokenizer::ChatTemplateOptions options;  // bos_token, eos_token; add_generation_prompt set
   std::vector<int64_t> stop_ids;  // config.json's eos ids, the tokenizer's eos and end-of-turn tokens it has
+  // The texts that close an assistant's turn in a rendered conversation: the
+  // known end-of-turn tokens ("<|im_end|>", "<|eot_id|>", "</s>", ...) and the eos
+  // token. Training looks for the first after an assistant's text (datasets/assistant_spans.h).
+  std::vector<std::string> end_of_turn_texts;
 };
 
 ChatFormat chat_format_for(const tokenizer::TextTokenizer& tokenizer, const std::vector<int64_t>& model_stop_ids);
+// ChatML with no bos or eos token and no stop ids: the format of a char-level
+// model, known before its vocabulary is (which comes from the rendered texts).
+ChatFormat chatml_format();
 
 // The rendered text of `messages` ({"role", "content"} objects) and its ids
 // (encoded without the post-processor's tokens: the template writes them).
@@ -38,4 +44,4 @@ RenderedConversation render_conversation(const ChatFormat& format, const tokeniz
 // from a file. Throws naming the file and what is wrong.
 nlohmann::ordered_json read_conversation_file(const std::string& path, const char* command);
 
-}  // namespace tg::cli
+}  // namespace tg

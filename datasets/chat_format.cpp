@@ -1,4 +1,4 @@
-#include "cli/chat_format.h"
+#include "tinygpt/datasets/chat_format.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "tinygpt/tensor/io/bounded_json.h"
 #include "tinygpt/tokenizer/errors.h"
 
-namespace tg::cli {
+namespace tg {
 
 namespace {
 
@@ -32,16 +32,29 @@ void check_messages(const nlohmann::ordered_json& messages, const std::string& w
 
 }  // namespace
 
-ChatFormat chat_format_for(const tokenizer::TextTokenizer& tokenizer, const std::vector<int64_t>& model_stop_ids) {
+ChatFormat chatml_format() {
   ChatFormat format;
+  format.template_text = tokenizer::chatml_template();
+  format.template_source = "ChatML (the model has no chat template)";
+  format.options.add_generation_prompt = true;
+  format.end_of_turn_texts.assign(std::begin(kEndOfTurnTokens), std::end(kEndOfTurnTokens));
+  return format;
+}
+
+ChatFormat chat_format_for(const tokenizer::TextTokenizer& tokenizer, const std::vector<int64_t>& model_stop_ids) {
+  ChatFormat format = chatml_format();
   std::optional<std::string> from_config;
   if (const tokenizer::HfTokenizer* hf = tokenizer.as_hf(); hf && hf->tokenizer_config_json())
     from_config = tokenizer::chat_template_from_config(*hf->tokenizer_config_json());
-  format.template_text = from_config.value_or(tokenizer::chatml_template());
-  format.template_source = from_config ? "the model's tokenizer_config.json" : "ChatML (the model has no chat template)";
+  if (from_config) {
+    format.template_text = *from_config;
+    format.template_source = "the model's tokenizer_config.json";
+  }
   format.options.bos_token = tokenizer.bos_token();
   format.options.eos_token = tokenizer.eos_token();
-  format.options.add_generation_prompt = true;
+  const std::optional<std::string>& eos = format.options.eos_token;
+  if (eos && !eos->empty() && std::ranges::find(format.end_of_turn_texts, *eos) == format.end_of_turn_texts.end())
+    format.end_of_turn_texts.push_back(*eos);
   format.stop_ids = model_stop_ids;
   if (const std::optional<int64_t> eos = tokenizer.eos_id()) add_unique(format.stop_ids, *eos);
   for (const char* text : kEndOfTurnTokens)
@@ -77,4 +90,4 @@ nlohmann::ordered_json read_conversation_file(const std::string& path, const cha
   return messages;
 }
 
-}  // namespace tg::cli
+}  // namespace tg
