@@ -58,7 +58,8 @@ tokenizer::TextTokenizer chat_vocabulary(const std::vector<std::string>& rendere
   std::string corpus;
   for (const std::string& text : rendered_texts) corpus += text;
   try {
-    return tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_corpus(corpus));
+    // ChatML's markers are one token each, so a turn ends on one id and the chat command stops on it.
+    return tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_text(corpus, {"<|im_start|>", "<|im_end|>"}));
   } catch (const tokenizer::TokenizerError& error) {
     fail("cannot build a character vocabulary from the conversations: ", error.what());
   }
