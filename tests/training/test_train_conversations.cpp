@@ -128,3 +128,22 @@ TEST_CASE("train on conversations: the evaluation is the mean over every assista
   CHECK(whole.tokens == val.fit(64).assistant_targets);
   CHECK(first.val_loss == doctest::Approx(whole.mean()).epsilon(1e-6));  // other batches: float rounding apart
 }
+
+TEST_CASE("train on conversations: drawn as the slices of 2 ranks, a micro-batch stacks them, padded to the longest") {
+  ScratchDir data_dir;
+  TrainingData data = conversation_data({write_file(data_dir, "sums.jsonl", sums_jsonl()), "", "train"}, nullptr);
+  auto run = TrainingRun::start(data, chat_config(), tg::testing::tiny_settings(3));
+  run->draw_batches_as_ranks(2);
+  std::ostringstream progress;
+  ScratchDir dir;
+  const TrainResult result = run->train(tg::testing::outputs_in(dir.path()), progress);
+  REQUIRE(result.step_losses.size() == 3);
+  for (const double loss : result.step_losses) CHECK(std::isfinite(loss));
+
+  // stack_rows: rows of 2 and 3 examples become a (2, 3) batch, the short row padded with -100 targets.
+  const ConversationSplit& split = run->data().conversations->train;
+  const Batch stacked = stack_rows({split.batch(std::vector<int64_t>{0}, 2), split.batch(std::vector<int64_t>{1}, 3)});
+  CHECK(stacked.inputs.shape() == Shape{2, 3});
+  CHECK(stacked.targets.data<int64_t>()[2] == kIgnoredTarget);
+  CHECK(stacked.inputs.data<int64_t>()[2] == 0);
+}
