@@ -2,12 +2,17 @@
 // disk for training (datasets/prepare_tokens.h writes it, datasets/token_dataset.h reads it).
 //
 //   tinygpt prepare --data a.txt b.txt --tokenizer gpt2 --out data/mine
+//   tinygpt prepare --chat chats.jsonl --tokenizer char --out data/chats   (conversations for chat SFT)
 //
 // writes data/mine/train.bin and val.bin (the ids, uint16 or uint32), meta.json
 // and, for a BPE tokenizer, a copy of its encoder.json and vocab.bpe (of a Hugging
 // Face tokenizer, its tokenizer.json and tokenizer_config.json). A source may
 // be a stream, `--data <(zcat corpus.gz)` or `--data -` (standard input): it is
-// copied into --out first (datasets/spooled_stream.h).
+// copied into --out first (datasets/spooled_stream.h). --chat FILE.jsonl renders
+// conversations with the tokenizer's chat template and writes, beside the ids,
+// where each conversation starts and which ids are the assistant's
+// (datasets/conversation_dataset.h); `train --data DIR` trains on them as on
+// the .jsonl itself.
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +27,7 @@
 #include "cli/data_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/usage_errors.h"
+#include "tinygpt/datasets/conversation_dataset.h"
 #include "tinygpt/datasets/prepare_tokens.h"
 #include "tinygpt/datasets/token_dataset_meta.h"
 #include "tinygpt/tensor/runtime/threads.h"
@@ -34,6 +40,7 @@ namespace {
 
 struct PrepareArguments {
   std::vector<std::string> data;
+  std::string chat;  // a conversation file instead of texts
   std::string tokenizer;
   std::string vocab;
   std::string out;
@@ -81,8 +88,30 @@ void print_summary(const PrepareSummary& summary, const std::string& out) {
             << out << " (" << meta.train.file << ", " << meta.val.file << ", " << kTokenDatasetMetaFile << ")\n";
 }
 
+// --chat FILE.jsonl: a dataset of conversations.
+void prepare_conversations(const PrepareArguments& arguments, const PrepareOptions& chosen) {
+  for (const char* written : {"train.bin", "val.bin", kTokenDatasetMetaFile, kTrainStartsFile, kTrainMaskFile,
+                              kValStartsFile, kValMaskFile})
+    check_output_is_no_input("--out", std::filesystem::path(arguments.out) / written, {{"--chat", arguments.chat}});
+  PrepareConversationsOptions options;
+  options.source = arguments.chat;
+  options.tokenizer = chosen.tokenizer;
+  options.vocabulary_directory = chosen.vocabulary_directory;
+  options.out_directory = arguments.out;
+  options.val_fraction = arguments.val_fraction;
+  options.progress = &std::cerr;
+  print_summary(prepare_conversation_dataset(options), arguments.out);
+}
+
 void run_prepare(const PrepareArguments& arguments) {
   if (arguments.threads > 0) set_num_threads(arguments.threads);
+  check_usage(arguments.data.empty() != arguments.chat.empty(),
+              "give --data (text files) or --chat (a file of conversations), one of them");
+  if (!arguments.chat.empty()) {
+    PrepareOptions chosen;
+    choose_tokenizer(arguments, chosen);
+    return prepare_conversations(arguments, chosen);
+  }
   std::vector<std::pair<std::string, std::filesystem::path>> sources;
   for (const std::string& source : arguments.data) sources.push_back({"--data", source});
   for (const char* written : {"train.bin", "val.bin", kTokenDatasetMetaFile, "encoder.json", "vocab.bpe",
@@ -115,9 +144,13 @@ void add_prepare_command(CLI::App& app) {
   command->add_option("--data", arguments->data, "Text files or pipes (- for standard input), one document each; "
                                                  "with a BPE tokenizer <|endoftext|> goes between them (with a "
                                                  "tokenizer.json, its eos token)")
-      ->required()
       ->type_name("FILE")
       ->expected(1, -1);
+  command->add_option("--chat", arguments->chat,
+                      "A file of conversations, one JSON object a line ({\"messages\": [{\"role\", \"content\"}, ...]}), "
+                      "rendered with the tokenizer's chat template (ChatML for char and GPT-2's) for chat SFT: the "
+                      "loss on the assistant's tokens only")
+      ->type_name("FILE.jsonl");
   command->add_option("--tokenizer", arguments->tokenizer,
                       "char (the corpus's characters), gpt2 (GPT-2's vocabulary, see --vocab), a directory "
                       "from tinygpt bpe-train, or a directory holding a Hugging Face tokenizer.json (Llama, Qwen, "
@@ -132,7 +165,8 @@ void add_prepare_command(CLI::App& app) {
       ->required()
       ->type_name("DIR");
   command->add_option("--val-fraction", arguments->val_fraction,
-                      "The last part of the tokens, by position, kept for validation")
+                      "The last part of the tokens, by position, kept for validation (with --chat: of the "
+                      "conversations, at least one)")
       ->capture_default_str()
       ->check(fraction_below_one());
   command->add_option("--threads", arguments->threads, "Threads that encode (default: all)")->check(positive_integer());

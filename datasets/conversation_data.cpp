@@ -54,9 +54,7 @@ tokenizer::jinja::Template parsed_template(const ChatFormat& format, const std::
 
 }  // namespace
 
-tokenizer::TextTokenizer chat_vocabulary(const std::vector<std::string>& rendered_texts) {
-  std::string corpus;
-  for (const std::string& text : rendered_texts) corpus += text;
+tokenizer::TextTokenizer chat_vocabulary(std::string_view corpus) {
   try {
     // ChatML's markers are one token each, so a turn ends on one id and the chat command stops on it.
     return tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_text(corpus, {"<|im_start|>", "<|im_end|>"}));
@@ -96,10 +94,10 @@ TrainingData conversation_data(const ConversationFiles& files, const tokenizer::
   const std::vector<RenderedForTraining> val_rendered = render_all(val, format, chat, val_where);
   const tokenizer::TextTokenizer vocabulary = [&] {
     if (tokenizer) return *tokenizer;
-    std::vector<std::string> texts;
+    std::string corpus;
     for (const auto* rendered : {&train_rendered, &val_rendered})
-      for (const RenderedForTraining& conversation : *rendered) texts.push_back(conversation.text);
-    return chat_vocabulary(texts);
+      for (const RenderedForTraining& conversation : *rendered) corpus += conversation.text;
+    return chat_vocabulary(corpus);
   }();
   ConversationSplit train_split = encode_split(train, train_rendered, vocabulary, "train", train_where);
   ConversationSplit val_split = encode_split(val, val_rendered, vocabulary, "val", val_where);

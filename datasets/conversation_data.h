@@ -33,8 +33,9 @@ struct ConversationFiles {
 // assistant_spans.h), and when a file without --val-data has one conversation.
 TrainingData conversation_data(const ConversationFiles& files, const tokenizer::TextTokenizer* tokenizer);
 
-// The vocabulary of a chat model trained from scratch: the characters of its rendered conversations.
-tokenizer::TextTokenizer chat_vocabulary(const std::vector<std::string>& rendered_texts);
+// The vocabulary of a chat model trained from scratch: the characters of `corpus`,
+// which holds every character of its rendered conversations.
+tokenizer::TextTokenizer chat_vocabulary(std::string_view corpus);
 
 // Conversations rendered and encoded into one split named `name` (eval's, or a
 // run's). `where` names their file: errors say "<where> line N: ...".

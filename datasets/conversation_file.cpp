@@ -50,6 +50,13 @@ nlohmann::ordered_json parse_line(std::string_view line, const std::string& wher
 
 std::vector<Conversation> parse_conversations(std::string_view text, const std::string& where) {
   std::vector<Conversation> conversations;
+  for_each_conversation(text, where, [&](Conversation&& conversation) { conversations.push_back(std::move(conversation)); });
+  return conversations;
+}
+
+int64_t for_each_conversation(std::string_view text, const std::string& where,
+                              const std::function<void(Conversation&&)>& visit) {
+  size_t count = 0;
   int64_t line_number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -62,12 +69,12 @@ std::vector<Conversation> parse_conversations(std::string_view text, const std::
     check(line.size() <= kMaxConversationLineBytes, here, ": ", line.size(), " bytes, longer than the ",
           kMaxConversationLineBytes, " a conversation's line may have");
     if (is_blank(line)) continue;
-    check(conversations.size() < kMaxConversations, here, ": more than ", kMaxConversations,
-          " conversations; split the file");
-    conversations.push_back({parse_line(line, here), line_number});
+    check(count < kMaxConversations, here, ": more than ", kMaxConversations, " conversations; split the file");
+    visit({parse_line(line, here), line_number});
+    ++count;
   }
-  check(!conversations.empty(), where, ": holds no conversations (one JSON object a line: {\"messages\": [...]})");
-  return conversations;
+  check(count > 0, where, ": holds no conversations (one JSON object a line: {\"messages\": [...]})");
+  return static_cast<int64_t>(count);
 }
 
 std::vector<Conversation> read_conversations(const std::string& path, const std::string& where) {

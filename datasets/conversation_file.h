@@ -14,6 +14,7 @@
 // train on and is refused too.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,11 @@ struct Conversation {
 // The conversations of a JSON Lines text, in order. Throws tg::Error as above,
 // and when the text holds no conversation at all.
 std::vector<Conversation> parse_conversations(std::string_view text, const std::string& where);
+
+// The same one conversation at a time, for a file too large to hold parsed
+// (`tinygpt prepare --chat`); returns how many there were.
+int64_t for_each_conversation(std::string_view text, const std::string& where,
+                              const std::function<void(Conversation&&)>& visit);
 
 // The same of a file (datasets/data.h's read_text_file: devices refused, pipes bounded).
 std::vector<Conversation> read_conversations(const std::string& path, const std::string& where);

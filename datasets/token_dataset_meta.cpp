@@ -114,6 +114,24 @@ nlohmann::ordered_json split_json(const TokenSplitMeta& split) {
   return {{"file", split.file}, {"tokens", split.tokens}, {"xxh3", xxh3_hex(split.xxh3)}};
 }
 
+ConversationSplitMeta read_conversation_split(const FieldReader& fields) {
+  ConversationSplitMeta split;
+  split.starts_file = fields.file_name("starts");
+  split.mask_file = fields.file_name("mask");
+  split.count = fields.integer("count", 1, std::numeric_limits<int64_t>::max() / 8 - 1);
+  split.starts_xxh3 = fields.hash("starts_xxh3");
+  split.mask_xxh3 = fields.hash("mask_xxh3");
+  return split;
+}
+
+nlohmann::ordered_json conversation_split_json(const ConversationSplitMeta& split) {
+  return {{"starts", split.starts_file},
+          {"mask", split.mask_file},
+          {"count", split.count},
+          {"starts_xxh3", xxh3_hex(split.starts_xxh3)},
+          {"mask_xxh3", xxh3_hex(split.mask_xxh3)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json TokenDatasetMeta::to_json() const {
@@ -136,9 +154,14 @@ nlohmann::ordered_json TokenDatasetMeta::to_json() const {
     }
     sources_json.push_back(std::move(entry));
   }
-  return {{"format", kTokenDatasetFormat}, {"tokenizer", tokenizer_json},  {"vocab_size", vocab_size},
-          {"dtype", token_dtype_name(dtype)}, {"train", split_json(train)}, {"val", split_json(val)},
-          {"sources", sources_json}};
+  nlohmann::ordered_json json = {{"format", kTokenDatasetFormat}, {"tokenizer", tokenizer_json},
+                                 {"vocab_size", vocab_size},          {"dtype", token_dtype_name(dtype)},
+                                 {"train", split_json(train)},        {"val", split_json(val)},
+                                 {"sources", sources_json}};
+  if (conversations)
+    json["conversations"] = {{"train", conversation_split_json(conversations->train)},
+                             {"val", conversation_split_json(conversations->val)}};
+  return json;
 }
 
 TokenDatasetMeta TokenDatasetMeta::from_json(const Json& json, const std::string& where) {
@@ -169,6 +192,11 @@ TokenDatasetMeta TokenDatasetMeta::from_json(const Json& json, const std::string
     entry.stream = source.contains("stream") && source.boolean("stream");
     if (entry.stream) entry.xxh3 = source.hash("xxh3");
     meta.sources.push_back(std::move(entry));
+  }
+  if (fields.contains("conversations")) {
+    const FieldReader conversations = fields.object("conversations");
+    meta.conversations = ConversationsMeta{read_conversation_split(conversations.object("train")),
+                                           read_conversation_split(conversations.object("val"))};
   }
   return meta;
 }

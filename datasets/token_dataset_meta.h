@@ -22,11 +22,20 @@
 // "stream": true and the "xxh3" of its bytes, since its name says nothing later:
 //     {"file": "/dev/fd/63", "bytes": 1115394, "stream": true, "xxh3": "..."}
 //
+// A dataset of conversations (`tinygpt prepare --chat`, datasets/prepare_conversations.h)
+// also says where each split's conversations start and which of its ids are the
+// assistant's (the targets of the loss), in two files beside its token file:
+//     "conversations": {"train": {"starts": "train.starts", "mask": "train.mask", "count": 189,
+//                                 "starts_xxh3": "...", "mask_xxh3": "..."}, "val": {...}}
+// NAME.starts holds count + 1 little-endian int64 offsets into the split's ids
+// (0 first, its token count last); NAME.mask one byte per id, 1 for the assistant's.
+//
 // Every file a meta.json names is a plain name inside the dataset's directory:
 // one from a stranger cannot point anywhere else.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +70,19 @@ struct TokenSourceMeta {
   uint64_t xxh3 = 0;    // a stream's only: the hash of its bytes
 };
 
+struct ConversationSplitMeta {
+  std::string starts_file;
+  std::string mask_file;
+  int64_t count = 0;  // conversations
+  uint64_t starts_xxh3 = 0;
+  uint64_t mask_xxh3 = 0;
+};
+
+struct ConversationsMeta {
+  ConversationSplitMeta train;
+  ConversationSplitMeta val;
+};
+
 struct TokenDatasetMeta {
   DatasetTokenizerMeta tokenizer;
   int64_t vocab_size = 0;
@@ -68,6 +90,7 @@ struct TokenDatasetMeta {
   TokenSplitMeta train;
   TokenSplitMeta val;
   std::vector<TokenSourceMeta> sources;
+  std::optional<ConversationsMeta> conversations;  // a dataset of conversations only
 
   // The fields in the order above, "format" first.
   nlohmann::ordered_json to_json() const;

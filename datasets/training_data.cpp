@@ -1,5 +1,7 @@
 #include "tinygpt/datasets/training_data.h"
 
+#include "tinygpt/datasets/conversation_dataset.h"
+#include "tinygpt/datasets/file_hash.h"
 #include "tinygpt/datasets/token_dataset.h"
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tokenizer/errors.h"
@@ -51,11 +53,30 @@ TrainingData prepared_data(const std::string& directory) {
   std::string description = directory + " (prepared: " + std::to_string(tokens) + " tokens as " +
                             token_dtype_name(dataset.meta.dtype) + ", " + dataset.tokenizer.kind() +
                             " tokenizer of " + std::to_string(dataset.tokenizer.vocab_size()) + " tokens, read a window at a time)";
-  DataSource source = prepared_source(directory, tokens, dataset.meta.train.xxh3, dataset.meta.val.xxh3);
-  return TrainingData{std::move(dataset.tokenizer),
-                      TokenSplits{TokenSplit("train", std::make_shared<FileTokens>(std::move(dataset.train))),
-                                  TokenSplit("val", std::make_shared<FileTokens>(std::move(dataset.val)))},
-                      std::move(description), std::move(source), std::nullopt};
+  TokenSplits splits{TokenSplit("train", std::make_shared<FileTokens>(std::move(dataset.train))),
+                     TokenSplit("val", std::make_shared<FileTokens>(std::move(dataset.val)))};
+  std::optional<ConversationSplits> conversations;
+  uint64_t train_hash = dataset.meta.train.xxh3, val_hash = dataset.meta.val.xxh3;
+  if (const std::optional<ConversationsMeta>& meta = dataset.meta.conversations) {
+    // The same ids with another mask are other data: the masks' hashes go into the source's.
+    conversations = ConversationSplits{open_conversation_split(directory, meta->train, splits.train),
+                                       open_conversation_split(directory, meta->val, splits.val)};
+    const auto with_mask = [](uint64_t ids, uint64_t mask) {
+      const uint64_t both[2] = {ids, mask};
+      Xxh3Hasher hasher;
+      hasher.update(both, sizeof both);
+      return hasher.digest();
+    };
+    train_hash = with_mask(train_hash, meta->train.mask_xxh3);
+    val_hash = with_mask(val_hash, meta->val.mask_xxh3);
+    description = directory + " (prepared conversations: train " + std::to_string(meta->train.count) + ", val " +
+                  std::to_string(meta->val.count) + ", " + std::to_string(tokens) + " tokens as " +
+                  token_dtype_name(dataset.meta.dtype) + ", " + dataset.tokenizer.kind() + " tokenizer of " +
+                  std::to_string(dataset.tokenizer.vocab_size()) + " tokens; the loss on the assistant's tokens)";
+  }
+  DataSource source = prepared_source(directory, tokens, train_hash, val_hash);
+  return TrainingData{std::move(dataset.tokenizer), std::move(splits), std::move(description), std::move(source),
+                      std::move(conversations)};
 }
 
 }  // namespace tg

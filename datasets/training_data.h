@@ -44,6 +44,7 @@ struct TrainingData {
 TrainingData char_level_data(const std::string& text, std::vector<std::string> special_tokens = {});
 // Throws tg::Error naming the problem when the tokenizer cannot encode the text.
 TrainingData tokenized_text_data(const std::string& text, tokenizer::TextTokenizer tokenizer);
+// With its conversation form when it is a dataset of conversations (datasets/conversation_dataset.h).
 // Throws tg::Error naming the file when the dataset is incomplete or inconsistent.
 TrainingData prepared_data(const std::string& directory);
 

@@ -90,18 +90,18 @@ TrainingRun::TrainingRun(CheckpointHeader header, TrainingData data, dist::Commu
         data_.tokenizer.vocab_size(), " tokens, more than the model's vocabulary of ", header_.config.vocab_size);
   schedule_ = header_.settings.lr_schedule();
   schedule_.validate();
-  // Fail now, not at the first batch, when the text is too short for the context.
+  // Fail now, not at the first batch, when the text is too short for the context (conversations: when
+  // none has an assistant token within it; a shorter conversation is a row of its own).
   if (data_.conversations) {
     for (const ConversationSplit* split : {&data_.conversations->train, &data_.conversations->val})
       check(split->fit(header_.config.block_size).usable > 0, "train: no conversation of the ", split->name(),
             " split has an assistant token within the block size ", header_.config.block_size,
             "; use a larger --block-size");
-  }
-  for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val}) {
-    if (data_.conversations) break;
-    check(split->size() > header_.config.block_size, "train: the ", split->name(), " split has ", split->size(),
-          " tokens, too few for one window of block size ", header_.config.block_size,
-          " + 1; use a longer text or a smaller --block-size");
+  } else {
+    for (const TokenSplit* split : {&data_.splits.train, &data_.splits.val})
+      check(split->size() > header_.config.block_size, "train: the ", split->name(), " split has ", split->size(),
+            " tokens, too few for one window of block size ", header_.config.block_size,
+            " + 1; use a longer text or a smaller --block-size");
   }
 }
 

@@ -44,6 +44,25 @@ grep -q "resuming .* at step 6" "$work/resume.log" || fail "train --resume: did 
 grep -Eq "^loss [0-9.]+ perplexity [0-9.]+ assistant_tokens [0-9]+$" "$work/out" || fail "eval .jsonl: stdout is '$(cat "$work/out")'"
 grep -q "45 conversations (template: ChatML" "$work/err" || fail "eval .jsonl: stderr does not describe the conversations"
 
+# prepare --chat: the conversations encoded once; train --data DIR gives the losses of the .jsonl itself.
+"$tinygpt" prepare --chat "$work/train.jsonl" --tokenizer char --out "$work/prepared" 2>"$work/prepare.log" \
+  || fail "prepare --chat: $(cat "$work/prepare.log")"
+for file in meta.json train.bin train.starts train.mask val.bin val.starts val.mask; do
+  [[ -f $work/prepared/$file ]] || fail "prepare --chat: no $file"
+done
+grep -q "prepare: 210 conversations rendered with ChatML .*: train 189, val 21 (the last)" "$work/prepare.log" \
+  || fail "prepare --chat: $(cat "$work/prepare.log")"
+"$tinygpt" train --data "$work/prepared" "${small[@]}" --iters 4 --out "$work/from_prepared" 2>"$work/p.log" \
+  || fail "train --data prepared conversations: $(cat "$work/p.log")"
+"$tinygpt" train --data "$work/train.jsonl" "${small[@]}" --iters 4 --out "$work/from_jsonl" 2>"$work/j.log" \
+  || fail "train --data FILE.jsonl without --val-data: $(cat "$work/j.log")"
+grep -q "val: its last 21 (10%)" "$work/j.log" || fail "train without --val-data: the header does not say which are val"
+prepared_loss=$(grep -o "eval step 4 | train loss [0-9.]* (ppl [0-9.]*) | val loss [0-9.]*" "$work/p.log")
+[[ -n $prepared_loss && $prepared_loss == "$(grep -o "eval step 4 | train loss [0-9.]* (ppl [0-9.]*) | val loss [0-9.]*" "$work/j.log")" ]] \
+  || fail "train on the prepared conversations: other losses than on the .jsonl ($prepared_loss)"
+expect_exit "prepare --data and --chat" 2 "give --data (text files) or --chat (a file of conversations), one of them" \
+  "$tinygpt" prepare --data "$work/train.jsonl" --chat "$work/train.jsonl" --tokenizer char --out "$work/bad"
+
 # Bad files: one line naming the file and line, exit code 1.
 printf '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}\n\n{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": ""}]}\n' >"$work/empty.jsonl"
 expect_exit "empty assistant" 1 "train: --data $work/empty.jsonl line 3: has no assistant text to learn from" \

@@ -46,7 +46,7 @@ std::pair<MaskedIds, tokenizer::TextTokenizer> masked_of(const ChatFormat& forma
                                                          bool prefix_spaces = false) {
   const tokenizer::jinja::Template chat(format.template_text);
   const RenderedForTraining rendered = render_for_training(chat, format, messages, "test");
-  tokenizer::TextTokenizer used = tokenizer ? *tokenizer : chat_vocabulary({rendered.text});
+  tokenizer::TextTokenizer used = tokenizer ? *tokenizer : chat_vocabulary(rendered.text);
   MaskedIds masked = encode_masked(used, rendered, "test");
   if (!prefix_spaces) CHECK(used.decode(masked.ids) == rendered.text);
   return {std::move(masked), std::move(used)};

@@ -83,6 +83,39 @@ TEST_CASE("assistant-only loss: its gradient is exactly zero at every position t
 
 }
 
+TEST_CASE("assistant-only loss: the user's text changes no gradient except through the context") {
+  // Two conversations alike but for a last user turn after the assistant's: not a target, and never
+  // context of an assistant token (attention is causal), so the loss and every gradient are the same.
+  ScratchDir dir;
+  const std::string turns = "{\"role\": \"user\", \"content\": \"2+2?\"}, {\"role\": \"assistant\", \"content\": \"4\"}";
+  const std::string text = "{\"messages\": [" + turns + ", {\"role\": \"user\", \"content\": \"abc\"}]}\n" +
+                           "{\"messages\": [" + turns + ", {\"role\": \"user\", \"content\": \"xyz\"}]}\n" +
+                           "{\"messages\": [" + turns + "]}\n";
+  const TrainingData data = conversation_data({write_file(dir, "c.jsonl", text), "", "train"}, nullptr);
+  GPTConfig config = chat_config();
+  config.vocab_size = data.tokenizer.vocab_size();
+  config.block_size = 128;  // the whole conversation, its last user turn included
+  GPT model(config, 5);
+  const ConversationSplit& split = data.conversations->train;
+  const auto loss_and_gradients = [&](int64_t conversation) {
+    model.zero_grad();
+    const Batch batch = split.batch(std::vector<int64_t>{conversation}, config.block_size);
+    Tensor loss = model.loss(batch.inputs, batch.targets);
+    backward(loss);
+    std::vector<std::vector<float>> gradients;
+    for (const Tensor& parameter : model.parameters()) gradients.push_back(parameter.grad().to_vector<float>());
+    return std::pair{loss.item<double>(), gradients};
+  };
+  const Batch first = split.batch(std::vector<int64_t>{0}, config.block_size);
+  const Batch second = split.batch(std::vector<int64_t>{1}, config.block_size);
+  CHECK(first.inputs.to_vector<int64_t>() != second.inputs.to_vector<int64_t>());
+  CHECK(first.targets.to_vector<int64_t>() == second.targets.to_vector<int64_t>());  // the user's ids are no targets
+  const auto [loss_abc, gradients_abc] = loss_and_gradients(0);
+  const auto [loss_xyz, gradients_xyz] = loss_and_gradients(1);
+  CHECK(loss_abc == loss_xyz);  // bitwise
+  CHECK(gradients_abc == gradients_xyz);
+}
+
 TEST_CASE("train on conversations: a resumed run continues with exactly the same losses") {
   ScratchDir data_dir;
   const std::string path = write_file(data_dir, "sums.jsonl", sums_jsonl());
@@ -127,4 +160,23 @@ TEST_CASE("train on conversations: the evaluation is the mean over every assista
   const AssistantLoss whole = evaluate_conversations(run->model(), val, val.usable(64), 3, 64);
   CHECK(whole.tokens == val.fit(64).assistant_targets);
   CHECK(first.val_loss == doctest::Approx(whole.mean()).epsilon(1e-6));  // other batches: float rounding apart
+}
+
+TEST_CASE("train on conversations: drawn as the slices of 2 ranks, a micro-batch stacks them, padded to the longest") {
+  ScratchDir data_dir;
+  TrainingData data = conversation_data({write_file(data_dir, "sums.jsonl", sums_jsonl()), "", "train"}, nullptr);
+  auto run = TrainingRun::start(data, chat_config(), tg::testing::tiny_settings(3));
+  run->draw_batches_as_ranks(2);
+  std::ostringstream progress;
+  ScratchDir dir;
+  const TrainResult result = run->train(tg::testing::outputs_in(dir.path()), progress);
+  REQUIRE(result.step_losses.size() == 3);
+  for (const double loss : result.step_losses) CHECK(std::isfinite(loss));
+
+  // stack_rows: rows of 2 and 3 examples become a (2, 3) batch, the short row padded with -100 targets.
+  const ConversationSplit& split = run->data().conversations->train;
+  const Batch stacked = stack_rows({split.batch(std::vector<int64_t>{0}, 2), split.batch(std::vector<int64_t>{1}, 3)});
+  CHECK(stacked.inputs.shape() == Shape{2, 3});
+  CHECK(stacked.targets.data<int64_t>()[2] == kIgnoredTarget);
+  CHECK(stacked.inputs.data<int64_t>()[2] == 0);
 }
