@@ -56,8 +56,7 @@ tokenizer::jinja::Template parsed_template(const ChatFormat& format, const std::
 
 tokenizer::TextTokenizer chat_vocabulary(std::string_view corpus) {
   try {
-    // ChatML's markers are one token each, so a turn ends on one id and the chat command stops on it.
-    return tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_text(corpus, {"<|im_start|>", "<|im_end|>"}));
+    return tokenizer::TextTokenizer(tokenizer::CharTokenizer::from_text(corpus, {kChatmlStart, kChatmlEnd}));
   } catch (const tokenizer::TokenizerError& error) {
     fail("cannot build a character vocabulary from the conversations: ", error.what());
   }

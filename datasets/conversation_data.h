@@ -33,8 +33,13 @@ struct ConversationFiles {
 // assistant_spans.h), and when a file without --val-data has one conversation.
 TrainingData conversation_data(const ConversationFiles& files, const tokenizer::TextTokenizer* tokenizer);
 
-// The vocabulary of a chat model trained from scratch: the characters of `corpus`,
-// which holds every character of its rendered conversations.
+// ChatML's turn markers: a char-level chat model holds each as one token.
+inline constexpr const char* kChatmlStart = "<|im_start|>";
+inline constexpr const char* kChatmlEnd = "<|im_end|>";
+
+// The vocabulary of a chat model trained from scratch: the characters of `corpus`
+// (every character of its rendered conversations, the markers aside), then the
+// two ChatML markers as one token each, so a turn ends on one id.
 tokenizer::TextTokenizer chat_vocabulary(std::string_view corpus);
 
 // Conversations rendered and encoded into one split named `name` (eval's, or a

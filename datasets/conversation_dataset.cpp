@@ -78,8 +78,11 @@ tokenizer::TextTokenizer dataset_tokenizer(const PrepareConversationsOptions& op
   std::set<char32_t> seen;
   std::string corpus;  // each character once
   for_each_conversation(text, where, [&](Conversation&& conversation) {
-    const std::string rendered =
+    std::string rendered =
         render_for_training(chat, format, conversation.messages, where + " line " + std::to_string(conversation.line)).text;
+    for (const char* marker : {kChatmlStart, kChatmlEnd})  // one token each (chat_vocabulary), not characters
+      for (size_t found = rendered.find(marker); found != std::string::npos; found = rendered.find(marker, found))
+        rendered.erase(found, std::string_view(marker).size());
     for (size_t at = 0; at < rendered.size();) {
       const tokenizer::Utf8Char character = tokenizer::decode_utf8_char(rendered, at);
       if (seen.insert(character.code_point).second) tokenizer::append_utf8(corpus, character.code_point);
@@ -93,7 +96,7 @@ tokenizer::TextTokenizer dataset_tokenizer(const PrepareConversationsOptions& op
 DatasetTokenizerMeta write_tokenizer(const tokenizer::TextTokenizer& tokenizer, DatasetTokenizer kind,
                                      const fs::path& out) {
   const nlohmann::json json = tokenizer.to_json();
-  if (const auto* characters = tokenizer.as_char()) return {"char", characters->serialize(), "", "", "", ""};
+  if (const auto* characters = tokenizer.as_char()) return {"char", characters->serialize(), "", "", "", "", characters->special_tokens()};
   if (tokenizer.as_hf()) {
     DatasetTokenizerMeta meta{"hf", "", "", "", tokenizer::hf_tokenizer_file_name, ""};
     for (const char* name : {tokenizer::hf_tokenizer_file_name, tokenizer::hf_tokenizer_config_file_name}) {

@@ -56,9 +56,9 @@ TokenDatasetMeta read_meta(const std::string& directory) {
 
 // A char vocabulary's error names no file: it is prefixed with meta.json's; a BPE file's error
 // starts with its own path and passes as it is.
-tokenizer::CharTokenizer char_vocabulary(const std::string& characters, const std::string& where) {
+tokenizer::CharTokenizer char_vocabulary(const DatasetTokenizerMeta& meta, const std::string& where) {
   try {
-    return tokenizer::CharTokenizer::deserialize(characters);
+    return tokenizer::CharTokenizer::deserialize(meta.characters, meta.special_tokens);
   } catch (const tokenizer::TokenizerError& error) {
     fail(where, ": \"tokenizer.characters\": ", error.what());
   }
@@ -67,9 +67,9 @@ tokenizer::CharTokenizer char_vocabulary(const std::string& characters, const st
 tokenizer::TextTokenizer load_tokenizer(const TokenDatasetMeta& meta, const std::string& directory) {
   const std::string where = quoted(meta_path_in(directory));
   if (meta.tokenizer.type == "char") {
-    tokenizer::TextTokenizer loaded(char_vocabulary(meta.tokenizer.characters, where));
-    check(loaded.vocab_size() == meta.vocab_size, where, ": \"tokenizer.characters\" has ", loaded.vocab_size(),
-          " characters but \"vocab_size\" is ", meta.vocab_size);
+    tokenizer::TextTokenizer loaded(char_vocabulary(meta.tokenizer, where));
+    check(loaded.vocab_size() == meta.vocab_size, where, ": \"tokenizer.characters\" and its special tokens make ",
+          loaded.vocab_size(), " tokens but \"vocab_size\" is ", meta.vocab_size);
     return loaded;
   }
   if (meta.tokenizer.type == "hf") {

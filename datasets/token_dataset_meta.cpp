@@ -71,6 +71,19 @@ class FieldReader {
     return file;
   }
 
+  // A list of non-empty strings.
+  std::vector<std::string> strings(const char* key) const {
+    const Json& value = field(key);
+    check(value.is_array() && value.size() <= 1024, where_, ": \"", name(key), "\" must be a list of at most 1024 strings");
+    std::vector<std::string> items;
+    for (const Json& item : value) {
+      check(item.is_string() && !item.get<std::string>().empty(), where_, ": \"", name(key),
+            "\" must hold non-empty strings, got ", item.dump());
+      items.push_back(item.get<std::string>());
+    }
+    return items;
+  }
+
   FieldReader object(const char* key) const { return FieldReader(field(key), where_, name(key)); }
 
   std::string name(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
@@ -88,6 +101,7 @@ DatasetTokenizerMeta read_tokenizer(const FieldReader& fields) {
   if (tokenizer.type == "char") {
     tokenizer.characters = fields.text("characters");
     check(!tokenizer.characters.empty(), fields.where(), ": \"", fields.name("characters"), "\" is empty");
+    if (fields.contains("special_tokens")) tokenizer.special_tokens = fields.strings("special_tokens");
   } else if (tokenizer.type == "gpt2" || tokenizer.type == "bpe") {
     tokenizer.encoder_file = fields.file_name("encoder");
     tokenizer.merges_file = fields.file_name("merges");
@@ -138,6 +152,7 @@ nlohmann::ordered_json TokenDatasetMeta::to_json() const {
   nlohmann::ordered_json tokenizer_json = {{"type", tokenizer.type}};
   if (tokenizer.type == "char") {
     tokenizer_json["characters"] = tokenizer.characters;
+    if (!tokenizer.special_tokens.empty()) tokenizer_json["special_tokens"] = tokenizer.special_tokens;
   } else if (tokenizer.type == "hf") {
     tokenizer_json["tokenizer_json"] = tokenizer.tokenizer_json_file;
     if (!tokenizer.tokenizer_config_file.empty()) tokenizer_json["tokenizer_config"] = tokenizer.tokenizer_config_file;

@@ -55,6 +55,7 @@ struct DatasetTokenizerMeta {
   std::string merges_file;
   std::string tokenizer_json_file;    // hf: the copy of tokenizer.json
   std::string tokenizer_config_file;  // hf: the copy of tokenizer_config.json, or empty without one
+  std::vector<std::string> special_tokens;  // char: its special tokens after the characters (ChatML's markers of conversations)
 };
 
 struct TokenSplitMeta {

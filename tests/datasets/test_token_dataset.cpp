@@ -274,7 +274,7 @@ TEST_CASE("opening refuses token files that disagree with meta.json, naming the 
     nlohmann::json meta = dataset.meta_json();
     meta["vocab_size"] = 30;
     dataset.write_meta(meta);
-    CHECK_OPEN_FAILS(dataset.dir, "\"tokenizer.characters\" has 17 characters but \"vocab_size\" is 30");
+    CHECK_OPEN_FAILS(dataset.dir, "\"tokenizer.characters\" and its special tokens make 17 tokens but \"vocab_size\" is 30");
   }
   SUBCASE("a damaged file of the right size: its hash") {
     std::string bytes = read_file(dataset.val);
