@@ -50,6 +50,9 @@ void run_export(const ExportArguments& arguments) {
   if (loaded.model->lora()) {
     check_usage(arguments.merge, "the model has LoRA adapters; give --merge to fold them into the weights ",
                 "(an adapter alone is already in PEFT's layout: its run directory's adapter_model.safetensors)");
+    check_usage(loaded.model->weight_format() == DType::Float32, "--merge: the adapters sit on ",
+                dtype_name(loaded.model->weight_format()), " weights (a QLoRA run); merge them into the float32 base: ",
+                "export --ckpt BASE --lora RUN --merge");
     loaded.model->merge_lora();
   } else {
     check_usage(!arguments.merge, "--merge: the model has no LoRA adapters to merge (give --lora DIR)");

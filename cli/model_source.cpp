@@ -113,13 +113,15 @@ LoadedModel from_preset(const ModelSourceArguments& arguments, const char* comma
   return loaded;
 }
 
-// --lora DIR on the loaded model; then, unless the command keeps them apart (eval), every adapter
-// (--lora's, or a LoRA run's own) folded into the weights, so generation takes the fused decode step.
+// --lora DIR on the loaded model; then, unless the command keeps them apart (eval) or the weights
+// are quantized, every adapter (--lora's, or a LoRA run's own) folded into the weights, so
+// generation takes the fused decode step.
 void apply_lora(const ModelSourceArguments& arguments, const char* command, LoadedModel& loaded) {
   GPT& model = *loaded.model;
   if (!arguments.lora.empty()) {
-    check(model.weight_format() == DType::Float32, command, ": --lora ", arguments.lora, ": the model's weights are ",
-          dtype_name(model.weight_format()), "; an adapter applies to float32 weights (quantize after, with --quantize)");
+    check(!model.lora() || model.weight_format() == DType::Float32, command, ": --lora ", arguments.lora,
+          ": the model is a QLoRA run's, with adapters on ", dtype_name(model.weight_format()),
+          " weights; apply another adapter to its float32 base");
     if (model.lora()) model.merge_lora();  // a LoRA run's own adapters first, then --lora's on top
     const LoraConfig lora = load_peft_adapter(arguments.lora, model);
     std::ostringstream text;
@@ -129,7 +131,8 @@ void apply_lora(const ModelSourceArguments& arguments, const char* command, Load
   } else if (model.lora()) {
     loaded.description += "; with its LoRA adapters (rank " + std::to_string(model.lora()->settings.rank) + ")";
   }
-  if (model.lora() && !arguments.keep_lora_apart) model.merge_lora();
+  // Quantized weights (a QLoRA run's) cannot take the update: the adapters then stay apart.
+  if (model.lora() && !arguments.keep_lora_apart && model.weight_format() == DType::Float32) model.merge_lora();
 }
 
 }  // namespace

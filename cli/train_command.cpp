@@ -640,7 +640,7 @@ void print_run_header(std::ostream& out, StartedRun& started, const TrainArgumen
         << lora->settings.alpha / static_cast<double>(lora->settings.rank) << "), dropout " << lora->settings.dropout
         << ", on " << describe_lora_targets(lora->targets) << " of every layer: " << trained
         << " adapter parameters trained, the model's " << started.run->model().parameter_count() - trained
-        << " frozen; adapters saved to " << arguments.out << "/" << kAdapterWeightsFile << " (PEFT's layout)\n";
+        << " frozen" << (settings.lora_base == "float32" ? "" : " in " + settings.lora_base + " (QLoRA)") << "; adapters saved to " << arguments.out << "/" << kAdapterWeightsFile << " (PEFT's layout)\n";
   }
   if (settings.target_loss > 0 || settings.eval_whole_val == 1) {
     out << "evaluation: every " << settings.eval_interval << " steps, "

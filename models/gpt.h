@@ -65,10 +65,11 @@ class GPT : public nn::Module {
   // (nn/lora.h) to each projection config.targets names, A drawn from
   // Generator(seed) in parameter order, B zero, so the model computes what it
   // computed before. The adapters' parameters follow their Linear's in
-  // named_parameters() (blocks.0.attn.qkv.lora.A_q). A float model only, once.
+  // named_parameters() (blocks.0.attn.qkv.lora.A_q). Once; the base may be quantized
+  // (QLoRA: its products read the int8 or bfloat16 weights, the adapters are float).
   void attach_lora(const LoraConfig& config, uint64_t seed);
   const std::optional<LoraConfig>& lora() const { return lora_; }
-  // Folds every adapter into its weight and removes it (nn::Linear::merge_lora):
+  // Folds every adapter into its float weight and removes it (nn::Linear::merge_lora):
   // what `export --merge` writes, and what sampling runs, through the fused decode step.
   void merge_lora();
   // The Linear a LoRA module names ("blocks.0.attn.qkv"); throws when there is none.

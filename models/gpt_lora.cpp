@@ -29,8 +29,6 @@ nn::Linear& GPT::linear_named(const std::string& name) {
 
 void GPT::attach_lora(const LoraConfig& config, uint64_t seed) {
   check(!lora_, "GPT: the model has LoRA adapters already");
-  check(weight_format() == DType::Float32 || weight_format() == DType::Float64, "GPT: LoRA adapters need float weights; ",
-        "this model's are ", dtype_name(weight_format()));
   for (const auto& [name, parameter] : named_parameters()) {
     Tensor frozen = parameter;
     frozen.set_requires_grad(false);

@@ -1,8 +1,10 @@
 #include "tinygpt/nn/linear.h"
 
 #include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/node.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/matmul.h"
 #include "tinygpt/tensor/quantized_matmul.h"
 #include "tinygpt/tensor/view.h"
 
@@ -31,13 +33,19 @@ Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias
   const int64_t in_features = weight.cols();
   check(x.dim() >= 1 && x.size(-1) == in_features, "Linear: input of shape ", x.shape(), " needs a last dim of ",
         in_features);
-  check(!(x.requires_grad() && is_grad_enabled()), "Linear: a ", dtype_name(weight.format()),
-        " weight is for inference; it cannot pass a gradient back to an input that needs one (run under NoGradGuard)");
   Shape out_shape = x.shape();
   out_shape.back() = weight.rows();
-  Tensor y = raw::matmul_quantized(reshape(x.detach(), {-1, in_features}), weight);  // (N, in) @ (out, in)^T -> (N, out)
-  if (bias.defined()) y = raw::add(y, bias.detach());                                // (N, out) + (out)
-  return view(y, out_shape);                                                           // (..., out)
+  const Tensor rows = reshape(x, {-1, in_features});                        // (N, in)
+  Tensor y = raw::matmul_quantized(rows.detach(), weight);                  // (N, in) @ (out, in)^T -> (N, out)
+  if (bias.defined()) y = raw::add(y, bias.detach());                       // (N, out) + (out)
+  if (rows.requires_grad() && is_grad_enabled()) {
+    // The weight is frozen (QLoRA's base): only x gets a gradient, dx (N, in) = dy (N, out) @ W (out, in),
+    // with W widened to float32 for the product and let go after it.
+    y = record("linear_quantized", {rows}, y, [weight](const Tensor& dy, const Needs&) {
+      return Grads{raw::matmul(raw::contiguous(dy), dequantize(weight))};
+    });
+  }
+  return view(y, out_shape);                                                // (..., out)
 }
 
 Tensor Linear::forward(const Tensor& x) const {

@@ -10,9 +10,9 @@
 // Parameters start at zero: initialise them with nn/init.h (the GPT does, by
 // parameter role, in one pass).
 //
-// For inference the weight can be kept in bfloat16 or int8 blocks (quantize(),
-// nn/quantize.h, tensor/quantized_matrix.h): forward then multiplies by the
-// widened weights in float32 and records no graph.
+// The weight can be kept in bfloat16 or int8 blocks (quantize(), nn/quantize.h,
+// tensor/quantized_matrix.h), frozen: for inference, and as QLoRA's base under
+// LoRA adapters, where the backward passes the input's gradient only.
 //
 // With a LoRA adapter attached (attach_lora, nn/lora.h) the weight and bias are
 // frozen and forward adds the adapter's low-rank update.
@@ -34,8 +34,8 @@ namespace tg::nn {
 // matmul_dtype: float32, or bfloat16 for mixed-precision training (autograd/linear_op.h).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const char* profile_role = nullptr,
               DType matmul_dtype = DType::Float32);
-// The same with a reduced-precision weight (out, in): inference only, so x must
-// not need a gradient while one is being recorded.
+// The same with a reduced-precision weight (out, in), which is frozen: x gets a
+// gradient (through the float32-widened weight), the weight and bias none.
 Tensor linear(const Tensor& x, const QuantizedMatrix& weight, const Tensor& bias);
 
 class Linear : public Module {

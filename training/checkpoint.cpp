@@ -138,7 +138,7 @@ int64_t least_bytes_per_parameter(DType format) { return format == DType::Float3
 
 void save_checkpoint(const std::string& path, const CheckpointHeader& header, const GPT& model,
                      const nn::Optimizer* optimizer) {
-  check(!optimizer || model.weight_format() == DType::Float32, "save_checkpoint: a model of ",
+  check(!optimizer || model.weight_format() == DType::Float32 || model.lora(), "save_checkpoint: a model of ",
         dtype_name(model.weight_format()), " weights has no optimiser state to save");
   std::vector<NamedTensor> tensors;
   for (const auto& [name, parameter] : model.named_parameters()) tensors.push_back({name, parameter.detach()});
@@ -206,8 +206,9 @@ Checkpoint load_checkpoint(const std::string& file_or_run) {
     check(weights == "float32" || weights == "bfloat16" || weights == "int8", "checkpoint '", path, "': 'weights' is '",
           weights, "'; expected float32, bfloat16 or int8");
     header.weights = nn::parse_weight_format(weights);
-    check(header.weights == DType::Float32 || !checkpoint.has_optimizer_state, "checkpoint '", path, "' holds ",
-          weights, " weights and an optimiser state; quantized checkpoints hold weights only");
+    check(header.weights == DType::Float32 || !checkpoint.has_optimizer_state || header.settings.lora_rank > 0,
+          "checkpoint '", path, "' holds ", weights, " weights and an optimiser state; quantized checkpoints hold "
+          "weights only (but a QLoRA run's, whose optimiser state is its adapters')");
   }
   // Before any model is built from the config, a first check that the file can
   // hold what it describes (a 3 MB file declaring n_layer = 10^9 would otherwise

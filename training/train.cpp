@@ -14,6 +14,8 @@
 #include "tinygpt/models/evaluate.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/models/lora_files.h"
+#include "tinygpt/nn/quantize.h"
+#include "tinygpt/tensor/storage.h"
 #include "tinygpt/training/optimizer_setup.h"
 #include "tinygpt/training/train_log.h"
 #include "tinygpt/nn/optim/clip.h"
@@ -232,8 +234,13 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
   std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
   run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
   copy_weights_cropping_positions(initial, *run->model_);
-  if (const std::optional<LoraConfig> lora = settings.lora(run->header_.config))
+  if (const std::optional<LoraConfig> lora = settings.lora(run->header_.config)) {
     run->model_->attach_lora(*lora, settings.seed);
+    if (settings.lora_base != "float32") {
+      run->model_->quantize(nn::parse_weight_format(settings.lora_base));  // QLoRA: the frozen weights held reduced
+      Storage::release_cached();
+    }
+  }
   run->create_optimizer();
   run->seed_rank_generators();
   run->check_ranks_agree();
@@ -242,7 +249,8 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
 
 std::unique_ptr<TrainingRun> TrainingRun::resume(const Checkpoint& checkpoint, TrainingData data,
                                                  const TrainSettings& settings, dist::Communicator& job) {
-  check(checkpoint.header.weights == DType::Float32, "train --resume: '", checkpoint.path, "' holds ",
+  check(checkpoint.header.weights == DType::Float32 || checkpoint.header.settings.lora_rank > 0, "train --resume: '",
+        checkpoint.path, "' holds ",
         dtype_name(checkpoint.header.weights), " weights (tinygpt quantize), which are for inference; training needs ",
         "the float32 checkpoint");
   check(checkpoint.has_optimizer_state, "train --resume: '", checkpoint.path,

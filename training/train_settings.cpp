@@ -45,6 +45,10 @@ void TrainSettings::validate() const {
   check(lora_rank >= 0 && lora_rank <= 65536, "train: --lora-rank must be an integer from 0 to 65536, got ", lora_rank);
   check(lora_alpha > 0, "train: --lora-alpha must be a number > 0, got ", lora_alpha);
   check(lora_dropout >= 0 && lora_dropout < 1, "train: --lora-dropout must be in [0, 1), got ", lora_dropout);
+  check(lora_base == "float32" || lora_base == "bfloat16" || lora_base == "int8", "train: --lora-base must be float32, ",
+        "bfloat16 or int8, got '", lora_base, "'");
+  check(lora_base == "float32" || lora_rank > 0, "train: --lora-base ", lora_base, " holds the frozen weights of a LoRA ",
+        "run: give --lora-rank too");
   check(lora_rank == 0 || optimizer == "adamw", "train: --optimizer ", optimizer,
         " does not train LoRA adapters; they train with adamw");
   check(save_interval >= 0, "train: --save-interval must be an integer >= 0 (0 = at evaluations only), got ",

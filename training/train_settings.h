@@ -55,6 +55,7 @@ struct TrainSettings {
   double lora_alpha = 16;
   double lora_dropout = 0;
   std::string lora_targets = "all-linear";
+  std::string lora_base = "float32";  // or bfloat16 / int8: the frozen weights held quantized (QLoRA)
   std::string init_from;        // the model the run started from (--init-from), for an adapter's base_model_name_or_path
 
   // min_lr and decay_iters given as -1 become lr / 10 and iters: a run's checkpoint holds the values used.
@@ -131,6 +132,9 @@ inline constexpr TrainSetting kTrainSettings[] = {
     {"lora_targets", &TrainSettings::lora_targets,
      "LoRA: the projections adapted, comma-separated: q, k, v, o, gate, up, down (or q_proj ... down_proj, GPT-2's "
      "c_attn, c_proj, c_fc), attn, mlp or all-linear", false, true},
+    {"lora_base", &TrainSettings::lora_base,
+     "LoRA: hold the frozen weights in float32, bf16 or int8 (QLoRA: their products read the quantized weights)", false,
+     true},
     {"init_from", &TrainSettings::init_from, nullptr, false, true},
 };
 

@@ -3,7 +3,8 @@
 # adapters on a frozen model and writes them in PEFT's layout beside its
 # checkpoints; --lora DIR applies them to the base (eval computes them apart,
 # sample merged); export --merge folds them into an ordinary model directory
-# whose loss is the adapter's; the refusals are usage errors.
+# whose loss is the adapter's; --lora-base int8 (QLoRA) trains and resumes on
+# int8 weights; the refusals are usage errors.
 #
 # usage: test_cli_lora.sh path/to/tinygpt   (CTest passes the built binary)
 set -uo pipefail
@@ -56,6 +57,18 @@ grep -q "LoRA adapter $work/ft (rank 4, alpha 8, on q, k, v, o and down)" "$work
 "$tinygpt" train --data "$work/new.txt" --out "$work/ft" --resume --iters 30 2>"$work/resume.log" \
   || fail "train --resume of a LoRA run: non-zero exit: $(cat "$work/resume.log")"
 grep -q "^lora: rank 4" "$work/resume.log" || fail "train --resume: the resumed run has no adapters"
+
+# QLoRA: the frozen weights held in int8; the run resumes, and its loss is the base's in int8 with the adapter.
+"$tinygpt" train "${lora[@]}" --lora-targets all-linear --lora-base int8 --iters 10 --out "$work/q" 2>"$work/q.log" \
+  || fail "train --lora-base int8: non-zero exit: $(cat "$work/q.log")"
+grep -q "frozen in int8 (QLoRA)" "$work/q.log" || fail "train --lora-base int8: the header does not say so: $(grep lora: "$work/q.log")"
+"$tinygpt" train --data "$work/new.txt" --out "$work/q" --resume --iters 14 2>"$work/q_resume.log" \
+  || fail "train --resume of a QLoRA run: non-zero exit: $(cat "$work/q_resume.log")"
+qlora=$(score --ckpt "$work/q")
+requantized=$(score --ckpt "$work/base" --lora "$work/q" --quantize int8)
+[[ -n $qlora && $qlora == "$requantized" ]] || fail "the QLoRA run's loss ($qlora) is not the int8 base's with its adapter ($requantized)"
+expect_exit "export --merge of a QLoRA run" 2 "merge them into the float32 base" \
+  "$tinygpt" export --ckpt "$work/q" --merge --out "$work/qm"
 
 expect_exit "--lora-rank without --init-from" 2 "--lora-rank trains adapters on a trained model: give it with --init-from DIR" \
   "$tinygpt" train --data "$work/corpus.txt" --lora-rank 4 --out "$work/x"

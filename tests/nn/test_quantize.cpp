@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/bfloat16_rounding.h"
+#include "tinygpt/autograd/backward.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/nn/embedding.h"
@@ -21,6 +22,7 @@
 #include "tinygpt/tensor/reduce.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/view.h"
+#include "tinygpt/tensor/matmul.h"
 
 using namespace tg;
 using tg::testing::rounded_to_bfloat16;
@@ -142,15 +144,22 @@ TEST_CASE("quantize_weights: every weight matrix, named as before, the int8 scal
                        Error);
 }
 
-TEST_CASE("quantized layers are for inference: no gradient, and a clear error when one is asked for") {
-  TwoLayers model;
-  model.first->quantize(DType::BFloat16);
-  Generator generator(5);
-  const Tensor x = randn({2, 40}, generator).set_requires_grad(true);
-  CHECK_THROWS_WITH_AS(model.first->forward(x),
-                       doctest::Contains("a bfloat16 weight is for inference; it cannot pass a gradient back"), Error);
-  NoGradGuard no_grad;
-  CHECK_FALSE(model.first->forward(x).requires_grad());
+TEST_CASE("a quantized layer is frozen: its input's gradient is the widened weight's, and it has none of its own") {
+  for (const DType format : {DType::BFloat16, DType::Int8}) {
+    CAPTURE(dtype_name(format));
+    TwoLayers model;
+    model.first->quantize(format);
+    Generator generator(5);
+    const Tensor x = randn({3, 40}, generator).set_requires_grad(true);
+    const Tensor dy = randn({3, model.first->out_features()}, generator);
+    backward(sum(mul(model.first->forward(x), dy)));
+    // dx = dy @ W with W the dequantized weight (bfloat16 and int8 widen exactly to float32).
+    const Tensor expected = raw::matmul(dy, dequantize(model.first->quantized_weight()));
+    CHECK(x.grad().to_vector<float>() == expected.to_vector<float>());
+    CHECK_FALSE(model.first->weight().grad().defined());
+    NoGradGuard no_grad;
+    CHECK_FALSE(model.first->forward(x).requires_grad());
+  }
 }
 
 TEST_CASE("parse_weight_format: the names, and a clear error for others") {
