@@ -10,9 +10,9 @@
 // all coming first; within a chunk the order is still random, so every epoch
 // differs. When N does not divide by the batch size the list is filled up
 // from its own start, so every batch has batch_size rows (an item may then be
-// seen twice in the epoch). As in Hugging Face's group_by_length and lit-gpt's
-// bucketing, the chunk is ~50 batches: big enough to find partners of a
-// similar length, small enough that an epoch is still shuffled.
+// seen twice in the epoch). The chunk is 50 batches, as Hugging Face's
+// group_by_length sorts "megabatches" of up to 50: big enough to find partners
+// of a similar length, small enough that an epoch is still shuffled.
 #pragma once
 #include <cstdint>
 #include <span>
