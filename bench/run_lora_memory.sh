@@ -13,8 +13,9 @@
 # rounds' medians) and full fine-tuning's step time over it.
 #
 # usage: bash bench/run_lora_memory.sh   (settings from the environment:
-#   SHAPES ("gpt2 smollm2-135m"), STEPS (6), ROUNDS (3), RANK (8), WORK_DIR,
-#   CORPUS (../shared/data/tinyshakespeare.txt), BENCH_BUILD_DIR)
+#   SHAPES ("gpt2 smollm2-135m"), STEPS (6), ROUNDS (3), RANK (8), CHECKPOINT (0; 1: every
+#   setting with --checkpoint-activations), WORK_DIR, CORPUS (../shared/data/tinyshakespeare.txt),
+#   BENCH_BUILD_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/bench_program.sh
@@ -22,6 +23,7 @@ shapes=${SHAPES:-"gpt2 smollm2-135m"}
 steps=${STEPS:-6}
 rounds=${ROUNDS:-3}
 rank=${RANK:-8}
+checkpoint=${CHECKPOINT:-0}
 corpus=${CORPUS:-../shared/data/tinyshakespeare.txt}
 [[ -f $corpus ]] || { echo "run_lora_memory.sh: no corpus at $corpus (set CORPUS)" >&2; exit 1; }
 tinygpt=$(bench_tinygpt)
@@ -40,6 +42,7 @@ PY
 
 settings=(full lora qlora)
 flags_of() {
+  [[ $checkpoint == 1 ]] && echo -n "--checkpoint-activations "
   case $1 in
     full) echo "" ;;
     lora) echo "--lora-rank $rank --lora-targets all-linear" ;;
@@ -48,7 +51,7 @@ flags_of() {
 }
 
 echo "machine: $(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed "s/^ //"), $(nproc) cores"
-echo "batch 4 x 256 tokens, $steps steps a run, $rounds rounds interleaved; LoRA rank $rank on every linear"
+echo "batch 4 x 256 tokens, $steps steps a run, $rounds rounds interleaved; LoRA rank $rank on every linear$([[ $checkpoint == 1 ]] && echo "; activation checkpointing in every setting")"
 for shape in $shapes; do
   "$tinygpt" train --config "$shape" --tokenizer gpt2 --data "$corpus" --block-size 256 --batch-size 4 --iters 0 \
     --eval-iters 1 --out "$work/base-$shape" >"$work/base-$shape.log" 2>&1 \

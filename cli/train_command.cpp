@@ -534,17 +534,15 @@ StartedRun fine_tune_run(const RunRequest& request) {
   const CLI::App& command = request.command;
   const TrainArguments& arguments = request.arguments;
   const std::string data_path = claim_outputs_of_new_run(request);
-  const LoadedModel initial = initial_model(arguments);
+  LoadedModel initial = initial_model(arguments);
   GPTConfig config = initial.model->config();
   TrainSettings settings = new_run_settings(command, arguments, config, /*fine_tuning=*/true);
   settings.init_from = arguments.init_from;
   apply_run_overrides(command, arguments, config);
-  return {TrainingRun::start_from(
-              *initial.model, *initial.tokenizer,
-              training_data(command, arguments, {data_path, arguments.val_data}, &*initial.tokenizer,
-                            "the --init-from model"),
-              config,
-              settings, request.job),
+  TrainingData data = training_data(command, arguments, {data_path, arguments.val_data}, &*initial.tokenizer,
+                                    "the --init-from model");
+  return {TrainingRun::start_from(std::move(initial.model), *initial.tokenizer, std::move(data), config, settings,
+                                  request.job),
           "from " + initial.description};
 }
 

@@ -104,6 +104,8 @@ void GPT::set_matmul_dtype(DType dtype) {
   matmul_dtype_ = dtype;
 }
 
+void GPT::reseed_dropout(uint64_t seed) { dropout_generator_->set_state(seed ^ kDropoutSeedSalt, 0); }
+
 void GPT::quantize(DType format, QuantizedValues values) {
   check(weight_format() == DType::Float32, "GPT::quantize: the weights are ", dtype_name(weight_format()),
         "; only a float32 model is quantized");

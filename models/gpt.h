@@ -126,6 +126,8 @@ class GPT : public nn::Module {
   // The generator every dropout layer draws from (seeded from `seed`); a checkpoint
   // that saves its state resumes dropout exactly.
   Generator& dropout_generator() { return *dropout_generator_; }
+  // Restarts that stream where GPT(config, seed) starts it: a training run that adopts a loaded model.
+  void reseed_dropout(uint64_t seed);
 
   const nn::Embedding& wte() const { return *wte_; }
   const nn::Block& block(int64_t index) const { return *blocks_.at(index); }

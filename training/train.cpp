@@ -222,18 +222,45 @@ std::unique_ptr<TrainingRun> TrainingRun::start_from(const GPT& initial,
                                                      const tokenizer::TextTokenizer& initial_tokenizer,
                                                      TrainingData data, GPTConfig config,
                                                      const TrainSettings& settings, dist::Communicator& job) {
+  check_fine_tuning(initial, initial_tokenizer, data, config);
+  auto model = std::make_unique<GPT>(config, settings.seed, DType::Float32, /*initialize=*/false);
+  copy_weights_cropping_positions(initial, *model);
+  return fine_tune(std::move(model), initial_tokenizer, std::move(data), settings, job);
+}
+
+std::unique_ptr<TrainingRun> TrainingRun::start_from(std::unique_ptr<GPT> initial,
+                                                     const tokenizer::TextTokenizer& initial_tokenizer,
+                                                     TrainingData data, GPTConfig config,
+                                                     const TrainSettings& settings, dist::Communicator& job) {
+  GPTConfig adopted = initial->config();
+  adopted.batch_size = config.batch_size;  // the one option that leaves the modules as they are
+  if (adopted.to_json() != config.to_json())
+    return start_from(*initial, initial_tokenizer, std::move(data), config, settings, job);
+  check_fine_tuning(*initial, initial_tokenizer, data, config);
+  initial->train();
+  initial->reseed_dropout(settings.seed);  // as the copy start_from makes would draw
+  return fine_tune(std::move(initial), initial_tokenizer, std::move(data), settings, job, config);
+}
+
+void TrainingRun::check_fine_tuning(const GPT& initial, const tokenizer::TextTokenizer& initial_tokenizer,
+                                    const TrainingData& data, const GPTConfig& config) {
   check_same_tokenizer(initial_tokenizer.to_json(), data.tokenizer, "the model to start from");
   check(config.block_size <= initial.config().block_size, "train: --block-size ", config.block_size,
         " is longer than the context of the model to start from (", initial.config().block_size,
         "); a fine-tuned model can only read shorter contexts");
+}
+
+std::unique_ptr<TrainingRun> TrainingRun::fine_tune(std::unique_ptr<GPT> model,
+                                                    const tokenizer::TextTokenizer& initial_tokenizer,
+                                                    TrainingData data, const TrainSettings& settings,
+                                                    dist::Communicator& job, std::optional<GPTConfig> config) {
   CheckpointHeader header;
   header.tokenizer = initial_tokenizer.to_json();
   header.data = data.source;
-  header.config = config;
+  header.config = config.value_or(model->config());
   header.settings = settings;
   std::unique_ptr<TrainingRun> run(new TrainingRun(std::move(header), std::move(data), job));
-  run->model_ = std::make_unique<GPT>(run->header_.config, settings.seed, DType::Float32, /*initialize=*/false);
-  copy_weights_cropping_positions(initial, *run->model_);
+  run->model_ = std::move(model);
   if (const std::optional<LoraConfig> lora = settings.lora(run->header_.config)) {
     run->model_->attach_lora(*lora, settings.seed);
     if (settings.lora_base != "float32") {

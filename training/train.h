@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -118,6 +119,13 @@ class TrainingRun {
   static std::unique_ptr<TrainingRun> start_from(const GPT& initial, const tokenizer::TextTokenizer& initial_tokenizer,
                                                  TrainingData data, GPTConfig config, const TrainSettings& settings,
                                                  dist::Communicator& job = dist::single_process());
+  // The same, taking the model itself: when `config` differs from its own in the
+  // batch size at most, the run trains these very weights instead of a copy, so the
+  // two never sit in memory together (a LoRA run's weights are most of its memory).
+  static std::unique_ptr<TrainingRun> start_from(std::unique_ptr<GPT> initial,
+                                                 const tokenizer::TextTokenizer& initial_tokenizer, TrainingData data,
+                                                 GPTConfig config, const TrainSettings& settings,
+                                                 dist::Communicator& job = dist::single_process());
   // Continues the run saved in `checkpoint` (one with optimiser state, e.g. DIR/model.safetensors),
   // with `settings` (normally the checkpoint's own; more iters extend the run). The
   // data must be tokenised with the checkpoint's tokenizer (else tg::Error).
@@ -154,6 +162,13 @@ class TrainingRun {
 
  private:
   TrainingRun(CheckpointHeader header, TrainingData data, dist::Communicator& job);
+  static void check_fine_tuning(const GPT& initial, const tokenizer::TextTokenizer& initial_tokenizer,
+                                const TrainingData& data, const GPTConfig& config);
+  // The run of start_from on its model (`config`: the header's, when not the model's own).
+  static std::unique_ptr<TrainingRun> fine_tune(std::unique_ptr<GPT> model,
+                                                const tokenizer::TextTokenizer& initial_tokenizer, TrainingData data,
+                                                const TrainSettings& settings, dist::Communicator& job,
+                                                std::optional<GPTConfig> config = std::nullopt);
   void create_optimizer();
   void seed_rank_generators();            // this rank's data and dropout streams of a new run
   void restore_rank_generators();         // from header_ (resume)

@@ -131,3 +131,23 @@ TEST_CASE("train with LoRA: refused from scratch and with Muon") {
   settings.optimizer = "muon";
   CHECK_THROWS_WITH(settings.validate(), doctest::Contains("they train with adamw"));
 }
+
+TEST_CASE("start_from on the model itself trains it in place, with the steps of a run on a copy") {
+  const LoraSetup setup(0.25);
+  std::ostringstream progress;
+  ScratchDir copied_dir, adopted_dir;
+  auto copied = setup.start();
+  auto own = std::make_unique<GPT>(setup.base->config(), 99, DType::Float32, /*initialize=*/false);
+  for (const auto& [name, parameter] : own->named_parameters())
+    for (const auto& [base_name, value] : setup.base->named_parameters())
+      if (name == base_name) raw::copy_(parameter, value);
+  own->eval();  // as load_model hands it over
+  const GPT* address = own.get();
+  GPTConfig config = setup.base->config();
+  config.batch_size = 16;
+  auto adopted = TrainingRun::start_from(std::move(own), setup.data.tokenizer, setup.new_text, config, setup.settings);
+  CHECK(&adopted->model() == address);
+  const TrainResult a = copied->train(tg::testing::outputs_in(copied_dir.path()), progress);
+  const TrainResult b = adopted->train(tg::testing::outputs_in(adopted_dir.path()), progress);
+  CHECK(a.step_losses == b.step_losses);
+}
