@@ -70,6 +70,17 @@ requantized=$(score --ckpt "$work/base" --lora "$work/q" --quantize int8)
 expect_exit "export --merge of a QLoRA run" 2 "merge them into the float32 base" \
   "$tinygpt" export --ckpt "$work/q" --merge --out "$work/qm"
 
+# PEFT adapters on the Hugging Face fixtures: eval --weights BASE --lora DIR gives PyTorch's loss
+# (tests/reference/make_lora_fixtures.py).
+for model in gpt2 llama; do
+  fixture=tests/fixtures/lora/$model
+  read -r ids base expected < <(python3 -c "import json; e = json.load(open('$fixture/expected.json'))
+print(','.join(map(str, e['ids'])), e['base'], repr(e['loss']))")
+  got=$("$tinygpt" eval --weights "$base" --lora "$fixture" --ids "${ids//,/ }" 2>&1 | sed -n 's/^loss \([0-9.]*\) .*/\1/p')
+  awk -v a="$expected" -v b="$got" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "" && d < 1e-6 * a) }' \
+    || fail "eval --weights $base --lora $fixture: loss $got, PyTorch's $expected"
+done
+
 expect_exit "--lora-rank without --init-from" 2 "--lora-rank trains adapters on a trained model: give it with --init-from DIR" \
   "$tinygpt" train --data "$work/corpus.txt" --lora-rank 4 --out "$work/x"
 expect_exit "--lora-targets gate on a GELU MLP" 1 "gate: this model's MLP (GELU) has no gate projection" \
