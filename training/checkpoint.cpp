@@ -236,7 +236,9 @@ void restore_parameters(const Checkpoint& checkpoint, GPT& model) {
   }
   std::set<std::string> expected;
   for (const auto& [name, parameter] : model.named_parameters()) {
-    raw::copy_(parameter, expect_tensor(checkpoint, name, parameter.shape(), parameter.dtype()));
+    const Tensor stored = expect_tensor(checkpoint, name, parameter.shape(), parameter.dtype());
+    raw::copy_(parameter, stored);
+    checkpoint.file.evict(stored);  // the mapping's pages leave resident memory once copied: one copy at a time
     expected.insert(name);
     if (checkpoint.has_optimizer_state) {
       for (const char* prefix : kOptimizerStatePrefixes) expected.insert(prefix + name);
@@ -258,8 +260,11 @@ void restore_optimizer(const Checkpoint& checkpoint, nn::Optimizer& optimizer) {
         "' holds weights only (no optimiser state): it cannot be resumed; resume from ", kLatestCheckpointFile);
   check(checkpoint.optimizer == optimizer.name(), "checkpoint '", checkpoint.path, "' holds the state of ",
         checkpoint.optimizer, ", not of ", optimizer.name(), "; a run keeps its optimiser");
-  for (const NamedTensor& state : optimizer.state_tensors())
-    raw::copy_(state.tensor, expect_tensor(checkpoint, state.name, state.tensor.shape()));
+  for (const NamedTensor& state : optimizer.state_tensors()) {
+    const Tensor stored = expect_tensor(checkpoint, state.name, state.tensor.shape());
+    raw::copy_(state.tensor, stored);
+    checkpoint.file.evict(stored);
+  }
   optimizer.set_step_count(checkpoint.optimizer_step);
 }
 
