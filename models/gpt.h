@@ -74,6 +74,7 @@ class GPT : public nn::Module {
   void merge_lora();
   // The Linear a LoRA module names ("blocks.0.attn.qkv"); throws when there is none.
   nn::Linear& linear_named(const std::string& name);
+  const nn::Linear& linear_named(const std::string& name) const;
 
   // Which positions get logits. Generation needs only the last one, and the LM
   // head (a V x C matmul per row) is a third of a 64-token gpt2 forward.

@@ -1,6 +1,8 @@
 // GPT's LoRA members: attaching adapters to the projections a LoraConfig names,
 // and merging them back into the weights (models/gpt.h, models/lora_config.h).
+#include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/nn/linear.h"
@@ -8,23 +10,27 @@
 
 namespace tg {
 
-nn::Linear& GPT::linear_named(const std::string& name) {
+const nn::Linear& GPT::linear_named(const std::string& name) const {
   // Walks the module tree one dotted component at a time: "blocks" "0" "attn" "qkv".
-  nn::Module* module = this;
+  const nn::Module* module = this;
   size_t start = 0;
   while (start <= name.size()) {
     const size_t end = std::min(name.find('.', start), name.size());
     const std::string component = name.substr(start, end - start);
-    nn::Module* next = nullptr;
+    const nn::Module* next = nullptr;
     for (const auto& [child_name, child] : module->children())
       if (child_name == component) next = child.get();
     check(next, "GPT: no module '", name, "'");
     module = next;
     start = end + 1;
   }
-  auto* linear = dynamic_cast<nn::Linear*>(module);
+  const auto* linear = dynamic_cast<const nn::Linear*>(module);
   check(linear, "GPT: '", name, "' is not a Linear");
   return *linear;
+}
+
+nn::Linear& GPT::linear_named(const std::string& name) {
+  return const_cast<nn::Linear&>(std::as_const(*this).linear_named(name));  // the model owns it: not const here
 }
 
 void GPT::attach_lora(const LoraConfig& config, uint64_t seed) {

@@ -20,18 +20,20 @@ namespace {
 // One stored factor: its PEFT name, the model's parameter it fills, and its shape.
 struct Factor {
   std::string peft_name, parameter;
+  Shape shape;
 };
 
-std::vector<Factor> factors(const GPTConfig& config, const std::vector<std::string>& targets) {
+std::vector<Factor> factors(const GPT& model, const std::vector<std::string>& targets, int64_t rank) {
   std::vector<Factor> all;
-  for (const LoraModule& module : lora_modules(config, targets)) {
+  for (const LoraModule& module : lora_modules(model.config(), targets)) {
+    const int64_t in = model.linear_named(module.linear).in_features();
     size_t adapted = 0;
     for (const nn::LoraPart& part : module.parts) {
       if (!part.adapted) continue;
       const std::string suffix = part.name.empty() ? "" : "_" + part.name;
       const std::string peft = "base_model.model." + module.peft_paths[adapted++];
-      all.push_back({peft + ".lora_A.weight", module.linear + ".lora.A" + suffix});
-      all.push_back({peft + ".lora_B.weight", module.linear + ".lora.B" + suffix});
+      all.push_back({peft + ".lora_A.weight", module.linear + ".lora.A" + suffix, {rank, in}});
+      all.push_back({peft + ".lora_B.weight", module.linear + ".lora.B" + suffix, {part.rows, rank}});
     }
   }
   return all;
@@ -88,7 +90,7 @@ void save_peft_adapter(const GPT& model, const std::string& directory, const std
   const LoraConfig& lora = *model.lora();
   const std::map<std::string, Tensor> parameters = parameters_by_name(model);
   std::vector<NamedTensor> tensors;
-  for (const Factor& factor : factors(model.config(), lora.targets))
+  for (const Factor& factor : factors(model, lora.targets, lora.settings.rank))
     tensors.push_back({factor.peft_name, parameters.at(factor.parameter).detach()});
   fs::create_directories(directory);
   save_safetensors((fs::path(directory) / kAdapterWeightsFile).string(), tensors, {{"format", "pt"}});
@@ -153,14 +155,21 @@ LoraConfig load_peft_adapter(const std::string& directory, GPT& model) {
   lora.targets = targets_of(json["target_modules"], model.config(), config_path);
 
   const SafetensorsFile file = map_safetensors(weights_path);
-  const std::vector<Factor> expected = factors(model.config(), lora.targets);
+  const std::vector<Factor> expected = factors(model, lora.targets, lora.settings.rank);
   std::map<std::string, const NamedTensor*> stored;
   for (const NamedTensor& tensor : file.tensors) stored.emplace(tensor.name, &tensor);
   std::set<std::string> known;
+  // Every tensor checked before anything is allocated: r and the names come from the stranger's files.
   for (const Factor& factor : expected) {
     known.insert(factor.peft_name);
-    check(stored.count(factor.peft_name), weights_path, ": no tensor '", factor.peft_name, "', which target_modules ",
+    const auto found = stored.find(factor.peft_name);
+    check(found != stored.end(), weights_path, ": no tensor '", factor.peft_name, "', which target_modules ",
           json["target_modules"].dump(), " of a model of ", model.config().n_layer, " layers needs");
+    const Tensor& source = found->second->tensor;
+    check(source.dtype() == DType::Float32 || source.dtype() == DType::BFloat16 || source.dtype() == DType::Float16,
+          weights_path, ": '", factor.peft_name, "' is ", dtype_name(source.dtype()), "; adapters are read in F32, BF16 or F16");
+    check(source.shape() == factor.shape, weights_path, ": '", factor.peft_name, "' is ", source.shape(), ", expected ",
+          factor.shape, " (r ", lora.settings.rank, " of this model): the adapter belongs to another model or rank");
   }
   for (const NamedTensor& tensor : file.tensors)
     check(known.count(tensor.name), weights_path, ": tensor '", tensor.name, "' adapts no module of this model under ",
@@ -168,16 +177,7 @@ LoraConfig load_peft_adapter(const std::string& directory, GPT& model) {
 
   model.attach_lora(lora, 0);
   const std::map<std::string, Tensor> parameters = parameters_by_name(model);
-  for (const Factor& factor : expected) {
-    const Tensor& source = stored.at(factor.peft_name)->tensor;
-    const Tensor& destination = parameters.at(factor.parameter);
-    check(source.dtype() == DType::Float32 || source.dtype() == DType::BFloat16 || source.dtype() == DType::Float16,
-          weights_path, ": '", factor.peft_name, "' is ", dtype_name(source.dtype()), "; adapters are read in F32, BF16 or F16");
-    check(source.shape() == destination.shape(), weights_path, ": '", factor.peft_name, "' is ", source.shape(),
-          ", expected ", destination.shape(), " (r ", lora.settings.rank, " of this model): the adapter belongs to "
-          "another model or rank");
-    raw::copy_(destination, source);
-  }
+  for (const Factor& factor : expected) raw::copy_(parameters.at(factor.parameter), stored.at(factor.peft_name)->tensor);
   return lora;
 }
 

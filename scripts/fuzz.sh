@@ -25,15 +25,17 @@ fi
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
   harnesses=(safetensors checkpoint quantized_decode hf_config token_meta gpt2_vocabulary bpe_encoder char_tokenizer
-             chat_template)
+             chat_template lora_adapter conversations)
 fi
 
 # The longest input a harness is given while fuzzing: its largest seed fits (a
-# tiny BPE model's checkpoint is 14.6 KB), and longer inputs only slow it down.
+# tiny BPE model's checkpoint is 14.6 KB, the Llama fixture's adapter 18.5 KB),
+# and longer inputs only slow it down.
 max_len() {
   case $1 in
     checkpoint | quantized_decode) echo 16384 ;;
     safetensors | gpt2_vocabulary | chat_template) echo 8192 ;;
+    lora_adapter) echo 20480 ;;
     *) echo 4096 ;;
   esac
 }

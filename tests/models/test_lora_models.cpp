@@ -214,6 +214,7 @@ TEST_CASE("an adapter tinygpt does not apply as written is refused by name") {
     edit(scratch.path);
     std::unique_ptr<GPT> model = lora.base();
     CHECK_THROWS_WITH(load_peft_adapter(scratch.path.string(), *model), doctest::Contains(what.c_str()));
+    CHECK_FALSE(model->lora().has_value());  // refused before any adapter is attached (or allocated)
   };
   auto with_config = [&](const std::function<void(nlohmann::json&)>& change) {
     return [&, change](const fs::path& directory) {
@@ -228,6 +229,7 @@ TEST_CASE("an adapter tinygpt does not apply as written is refused by name") {
   refused(with_config([](nlohmann::json& c) { c["target_modules"] = ".*proj"; }), "regular expression");
   refused(with_config([](nlohmann::json& c) { c["target_modules"].push_back("k_proj"); }), "k_proj.lora_A.weight");
   refused(with_config([](nlohmann::json& c) { c["r"] = 8; }), "expected (8, 32)");
+  refused(with_config([](nlohmann::json& c) { c["r"] = 65536; }), "expected (65536, 32)");
   refused(with_config([](nlohmann::json& c) { c["target_modules"] = {"q_proj"}; }), "adapts no module");
   refused([](const fs::path& directory) { write_text(directory / kAdapterConfigFile, "{\"r\": "); }, "not valid JSON");
   refused([](const fs::path& directory) { fs::remove(directory / kAdapterWeightsFile); }, "no adapter_model.safetensors");
