@@ -233,6 +233,20 @@ TEST_CASE("an adapter tinygpt does not apply as written is refused by name") {
   refused(with_config([](nlohmann::json& c) { c["target_modules"] = {"q_proj"}; }), "adapts no module");
   refused([](const fs::path& directory) { write_text(directory / kAdapterConfigFile, "{\"r\": "); }, "not valid JSON");
   refused([](const fs::path& directory) { fs::remove(directory / kAdapterWeightsFile); }, "no adapter_model.safetensors");
+  // Only r, lora_alpha and target_modules are needed (fuzz_lora_adapter found the config without peft_type
+  // read a missing key while building a message).
+  {
+    const ScratchDirectory scratch("tinygpt_lora_");
+    nlohmann::json config = read_json(lora.adapter / kAdapterConfigFile);
+    nlohmann::json minimal = {{"r", config["r"]}, {"lora_alpha", config["lora_alpha"]},
+                              {"target_modules", config["target_modules"]}};
+    write_text(scratch.path / kAdapterConfigFile, minimal.dump());
+    fs::copy(lora.adapter / kAdapterWeightsFile, scratch.path / kAdapterWeightsFile);
+    std::unique_ptr<GPT> model = lora.base();
+    CHECK(load_peft_adapter(scratch.path.string(), *model).settings.rank == config["r"].get<int64_t>());
+  }
+  refused(with_config([](nlohmann::json& c) { c["bias"] = "all"; }), "trains biases too");
+  refused(with_config([](nlohmann::json& c) { c["peft_type"] = "IA3"; }), "tinygpt applies LORA adapters");
   // The GPT-2 fixture's adapter on the Llama base: other module names.
   std::unique_ptr<GPT> model = lora.base();
   CHECK_THROWS_WITH(load_peft_adapter(fixture("gpt2").adapter.string(), *model), doctest::Contains("c_attn"));
