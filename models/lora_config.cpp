@@ -12,15 +12,13 @@ namespace tg {
 
 namespace {
 
-bool llama_names(const GPTConfig& config) { return config.mlp == nn::MlpKind::SwiGLU; }
-
 bool has(const std::vector<std::string>& targets, const std::string& name) {
   return std::find(targets.begin(), targets.end(), name) != targets.end();
 }
 
 // What one item of --lora-targets stands for, before the model is consulted.
 std::vector<std::string> expand(const std::string& item, const GPTConfig& config) {
-  const bool gated = llama_names(config);
+  const bool gated = uses_llama_module_paths(config);
   static const std::map<std::string, std::vector<std::string>> kNames = {
       {"q", {"q"}}, {"k", {"k"}}, {"v", {"v"}}, {"o", {"o"}}, {"gate", {"gate"}}, {"up", {"up"}}, {"down", {"down"}},
       {"q_proj", {"q"}}, {"k_proj", {"k"}}, {"v_proj", {"v"}}, {"o_proj", {"o"}}, {"gate_proj", {"gate"}},
@@ -37,7 +35,7 @@ std::vector<std::string> expand(const std::string& item, const GPTConfig& config
 }
 
 std::string layer_path(const GPTConfig& config, int64_t layer) {
-  return (llama_names(config) ? "model.layers." : "transformer.h.") + std::to_string(layer) + ".";
+  return (uses_llama_module_paths(config) ? "model.layers." : "transformer.h.") + std::to_string(layer) + ".";
 }
 
 }  // namespace
@@ -57,10 +55,10 @@ std::vector<std::string> parse_lora_targets(const std::string& text, const GPTCo
     chosen.insert(projections.begin(), projections.end());
   }
   check(!chosen.empty(), flag, " names no projection; give e.g. q,v or all-linear");
-  check(!chosen.count("gate") || llama_names(config), flag,
+  check(!chosen.count("gate") || uses_llama_module_paths(config), flag,
         ": gate: this model's MLP (GELU) has no gate projection; its c_fc is 'up'");
   const int qkv = static_cast<int>(chosen.count("q") + chosen.count("k") + chosen.count("v"));
-  check(llama_names(config) || qkv == 0 || qkv == 3, flag,
+  check(uses_llama_module_paths(config) || qkv == 0 || qkv == 3, flag,
         ": this model has GPT-2's layout, whose c_attn computes q, k and v in one projection: adapt all three "
         "(c_attn) or none");
   std::vector<std::string> targets;
@@ -77,7 +75,7 @@ std::string describe_lora_targets(const std::vector<std::string>& targets) {
 }
 
 std::vector<LoraModule> lora_modules(const GPTConfig& config, const std::vector<std::string>& targets) {
-  const bool gated = llama_names(config);
+  const bool gated = uses_llama_module_paths(config);
   const int64_t query_rows = config.n_head * config.head_size(), kv_rows = config.kv_heads() * config.head_size();
   const int64_t hidden = config.transformer_options().hidden_size();
   std::vector<LoraModule> modules;
@@ -112,9 +110,11 @@ std::vector<LoraModule> lora_modules(const GPTConfig& config, const std::vector<
   return modules;
 }
 
+bool uses_llama_module_paths(const GPTConfig& config) { return config.mlp == nn::MlpKind::SwiGLU; }
+
 std::vector<std::string> peft_target_modules(const GPTConfig& config, const std::vector<std::string>& targets) {
   std::vector<std::string> modules;
-  if (llama_names(config)) {
+  if (uses_llama_module_paths(config)) {
     for (const std::string& target : targets) modules.push_back(target + "_proj");
     return modules;
   }

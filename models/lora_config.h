@@ -51,6 +51,8 @@ struct LoraModule {
 };
 // Every Linear the targets adapt, layer by layer.
 std::vector<LoraModule> lora_modules(const GPTConfig& config, const std::vector<std::string>& targets);
+// True when the model takes the Llama family's module paths (its MLP is SwiGLU), false for GPT-2's.
+bool uses_llama_module_paths(const GPTConfig& config);
 // PEFT's target_modules for adapter_config.json ("q_proj", ...; GPT-2: "c_attn", "attn.c_proj", ...).
 std::vector<std::string> peft_target_modules(const GPTConfig& config, const std::vector<std::string>& targets);
 

@@ -45,8 +45,6 @@ std::map<std::string, Tensor> parameters_by_name(const GPT& model) {
   return parameters;
 }
 
-bool is_gpt2_layout(const GPTConfig& config) { return config.mlp != nn::MlpKind::SwiGLU; }
-
 // The canonical targets of PEFT's target_modules (a list of module names, or "all-linear").
 std::vector<std::string> targets_of(const nlohmann::json& modules, const GPTConfig& config, const std::string& where) {
   if (modules.is_string()) {
@@ -105,7 +103,7 @@ void save_peft_adapter(const GPT& model, const std::string& directory, const std
       {"lora_dropout", lora.settings.dropout},
       {"target_modules", peft_target_modules(model.config(), lora.targets)},
       {"bias", "none"},
-      {"fan_in_fan_out", is_gpt2_layout(model.config())},
+      {"fan_in_fan_out", !uses_llama_module_paths(model.config())},  // GPT-2's Conv1D
       {"inference_mode", true},
       {"init_lora_weights", true},
       {"modules_to_save", nullptr},
