@@ -105,6 +105,13 @@ class GPT : public nn::Module {
   // cannot run (a float64 model, dropout while training, a cache that is full
   // or not from make_caches(1, ...)); forward_cached then takes the general path.
   Tensor decode_step(const Tensor& ids, std::vector<nn::KVCache>& caches);
+  // One new token for each of B sequences at once (what a server decoding many
+  // requests runs): ids[b] at position caches[b]'s length, each sequence with its
+  // own caches from make_caches(1, ...), their lengths free to differ -> logits
+  // (B, V). Each weight is read from memory once for all B, and row b equals
+  // decode_step's logits for that sequence alone, bit for bit. Where the fused
+  // step cannot run, each sequence takes forward_cached in turn.
+  Tensor decode_batch(const std::vector<int64_t>& ids, const std::vector<std::vector<nn::KVCache>*>& caches);
   // One empty cache per layer, room for `capacity` <= block_size positions.
   std::vector<nn::KVCache> make_caches(int64_t batch, int64_t capacity) const;
 
@@ -149,6 +156,8 @@ class GPT : public nn::Module {
   std::string why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>& caches) const;
   // decode_step after its checks (forward_cached has made them already).
   Tensor fused_step(const Tensor& ids, std::vector<nn::KVCache>& caches);
+  // The fused step of B sequences (decode_batch after its checks) -> logits (B, V).
+  Tensor fused_steps(const std::vector<int64_t>& ids, const std::vector<std::vector<nn::KVCache>*>& caches);
   void initialize_parameters(uint64_t seed);
 
   GPTConfig config_;

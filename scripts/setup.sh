@@ -22,6 +22,7 @@ packages=(
   libpcre2-dev             # PCRE2: the Split regexes of Hugging Face tokenizer.json files (hf_pre_tokenizers.cpp)
   libxxhash-dev            # XXH3-64, the checksum of prepared datasets' token files (tinygpt prepare)
   libopenmpi-dev openmpi-bin  # Open MPI: data-parallel training, mpirun -np N tinygpt train (distributed/)
+  libcpp-httplib-dev       # cpp-httplib: tinygpt serve's HTTP server (serve/)
   python3 curl ca-certificates
 )
 case "${1:-}" in

@@ -27,6 +27,7 @@ ALLOWED = {
     "models": TENSOR + ["autograd", "nn", "distributed", "datasets", "tokenizer"],
     "training": TENSOR + ["autograd", "nn", "distributed", "datasets", "tokenizer", "models"],
     "inspect": TENSOR + ["autograd", "nn", "distributed", "datasets", "tokenizer", "models", "training"],
+    "serve": TENSOR + ["autograd", "nn", "distributed", "datasets", "tokenizer", "models", "training", "inspect"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"tinygpt/([^"]+)"', re.MULTILINE)
 
