@@ -215,3 +215,103 @@ TEST_CASE("decode_step: dropout while training is left to the general path, whic
   caches = model.make_caches(1, 8);
   CHECK(model.forward_cached(token, caches).to_vector<float>() != training);
 }
+
+namespace {
+
+// Sequences of different lengths decoded alone (decode_step), then together (decode_batch):
+// each sequence's prompt of 1 + 2b tokens through forward_cached, then `steps` tokens.
+struct BatchRun {
+  std::vector<std::vector<std::vector<float>>> logits;  // [sequence][step] (V)
+  std::vector<std::vector<nn::KVCache>> caches;          // [sequence]
+};
+
+BatchRun decode_sequences(GPT& model, int64_t sequences, int64_t steps, bool together) {
+  const int64_t vocab_size = model.config().vocab_size;
+  BatchRun run{std::vector<std::vector<std::vector<float>>>(sequences), {}};
+  std::vector<std::vector<int64_t>> tokens(sequences);
+  for (int64_t b = 0; b < sequences; ++b) {
+    Generator generator(100 + b);
+    const int64_t prompt = 1 + 2 * b % 9;
+    tokens[b] = randint({prompt + steps}, 0, vocab_size, generator).to_vector<int64_t>();
+    run.caches.push_back(model.make_caches(1, prompt + steps));
+    model.forward_cached(from_vector(std::vector<int64_t>(tokens[b].begin(), tokens[b].begin() + prompt), {1, prompt}),
+                         run.caches.back());
+  }
+  for (int64_t step = 0; step < steps; ++step) {
+    std::vector<int64_t> ids;
+    std::vector<std::vector<nn::KVCache>*> caches;
+    for (int64_t b = 0; b < sequences; ++b) {
+      ids.push_back(tokens[b][1 + 2 * b % 9 + step]);
+      caches.push_back(&run.caches[b]);
+    }
+    if (together) {
+      const Tensor logits = model.decode_batch(ids, caches);
+      REQUIRE(logits.shape() == Shape{sequences, vocab_size});
+      for (int64_t b = 0; b < sequences; ++b) run.logits[b].push_back(raw::select(logits, 0, b).to_vector<float>());
+    } else {
+      for (int64_t b = 0; b < sequences; ++b)
+        run.logits[b].push_back(
+            model.decode_step(from_vector(std::vector<int64_t>{ids[b]}, {1, 1}), *caches[b]).to_vector<float>());
+    }
+  }
+  return run;
+}
+
+void check_batch_equals_alone(GPT& model) {
+  for (const int64_t sequences : {1, 3, 8}) {
+    CAPTURE(sequences);
+    const BatchRun alone = decode_sequences(model, sequences, 4, false);
+    const BatchRun together = decode_sequences(model, sequences, 4, true);
+    for (int64_t b = 0; b < sequences; ++b) {
+      CAPTURE(b);
+      CHECK(together.logits[b] == alone.logits[b]);
+      check_same_caches(together.caches[b], alone.caches[b]);
+    }
+    if (sequences > 1) CHECK(together.logits[0] != together.logits[1]);  // the sequences really differ
+  }
+}
+
+}  // namespace
+
+TEST_CASE("decode_batch: each sequence's logits and caches equal decoding it alone, bit for bit (batch 1, 3, 8)") {
+  SUBCASE("gpt2's layout") {
+    GPT model(small(PositionalEncoding::Learned), 3);
+    scale_weights(model, 8);
+    model.eval();
+    check_batch_equals_alone(model);
+  }
+  SUBCASE("the modern block: RoPE, RMSNorm, SwiGLU, grouped-query attention, QK-norm") {
+    GPTConfig config = small(PositionalEncoding::Rope);
+    config.norm = nn::NormKind::RMSNorm;
+    config.mlp = nn::MlpKind::SwiGLU;
+    config.n_head = 6;
+    config.n_kv_head = 2;
+    config.qk_norm = true;
+    config.bias = nn::BiasMode::None;
+    config.tie_embeddings = false;
+    GPT model(config, 4);
+    scale_weights(model, 8);
+    model.eval();
+    check_batch_equals_alone(model);
+  }
+  for (const DType format : {DType::Int8, DType::BFloat16}) {
+    CAPTURE(dtype_name(format));
+    GPT model(testing::tiny_gpt_config({.vocab_size = 300, .n_embd = 64, .n_head = 4, .block_size = 24}), 5);
+    scale_weights(model, 8);
+    model.quantize(format);
+    model.eval();
+    check_batch_equals_alone(model);
+  }
+}
+
+TEST_CASE("decode_batch: where the fused step cannot run, each sequence takes forward_cached") {
+  GPT model(small(PositionalEncoding::Learned), 6, DType::Float64);
+  model.eval();
+  std::vector<nn::KVCache> first = model.make_caches(1, 4), second = model.make_caches(1, 4);
+  model.forward_cached(from_vector(std::vector<int64_t>{1, 2}, {1, 2}), second);
+  const Tensor logits = model.decode_batch({3, 4}, {&first, &second});
+  CHECK(logits.shape() == Shape{2, 23});
+  CHECK(first.front().length == 1);
+  CHECK(second.front().length == 3);
+  CHECK_THROWS_WITH_AS(model.decode_batch({3}, {&first, &second}), doctest::Contains("1 ids for 2 sequences"), Error);
+}
