@@ -144,13 +144,15 @@ void Engine::shutdown(std::chrono::milliseconds grace) {
 void Engine::finish(Sequence& sequence, FinishReason reason, std::string error) {
   if (sequence.ended) return;
   sequence.ended = true;
+  {
+    std::lock_guard lock(mutex_);  // counted before the caller can see the end
+    ++stats_.completed;
+  }
   TokenStream::Event event;
   event.finished = true;
   event.reason = reason;
   event.error = std::move(error);
   sequence.stream->push(event);
-  std::lock_guard lock(mutex_);
-  ++stats_.completed;
 }
 
 void Engine::run() {
@@ -162,6 +164,7 @@ void Engine::run() {
       if (stopping_) {
         for (auto& sequence : queued_) {
           sequence->ended = true;
+          ++stats_.completed;
           sequence->stream->push({true, -1, FinishReason::ShutDown, ""});
         }
         queued_.clear();
@@ -266,11 +269,11 @@ bool Engine::advance(Sequence& sequence, std::vector<float> logits) {
   }
   sequence.context.push_back(id);
   ++sequence.generated;
-  sequence.stream->push({false, id, FinishReason::Stop, ""});
   {
     std::lock_guard lock(mutex_);
     ++stats_.tokens;
   }
+  sequence.stream->push({false, id, FinishReason::Stop, ""});
   // The token just chosen still has to go through the model: it needs a free position.
   if (sequence.generated >= sequence.request.max_new_tokens ||
       static_cast<int64_t>(sequence.context.size()) >= sequence.capacity) {
