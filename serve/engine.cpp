@@ -4,6 +4,7 @@
 
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::serve {
@@ -177,6 +178,7 @@ void Engine::run() {
         }
       }
     }
+    adapt_threads_to_load();  // tensor/runtime/thread_governor.h: between steps, as generate() does
     admit_waiting();
     if (!active_.empty()) step();
     // The ended leave, their caches with them.
