@@ -1,6 +1,7 @@
 #include "tinygpt/tensor/runtime/process_environment.h"
 
 #include <cblas.h>
+#include <cpuid.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,7 +22,6 @@ constexpr const char* kSpinCount = "500";
 // In the marker's value: what tinygpt set, and OpenBLAS's own pick it replaced.
 constexpr const char* kSpinSet = "spin";
 constexpr const char* kBlasReplaced = "blas-replaced:";
-constexpr const char* kAskedFor = "(asked-for)";  // the replaced core came from OPENBLAS_CORETYPE
 
 const char* variable(const char* name) { return std::getenv(name); }
 
@@ -42,50 +42,64 @@ std::optional<std::string> at_start(const std::string& name) {
   return found->second;
 }
 
-bool is_avx512_blas_core(const std::string& core) {
-  return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
+// AMD's family 25 (0x19) is Zen 3 and Zen 4; of the two only Zen 4 has AVX-512.
+bool is_zen4() {
+  if (!__builtin_cpu_is("amd") || !cpu_has_avx512()) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  const unsigned base_family = (eax >> 8) & 0xf, extended_family = (eax >> 20) & 0xff;
+  return base_family + (base_family == 0xf ? extended_family : 0) == 0x19;
 }
 
-// Cooperlake's kernels are SkylakeX's plus bf16 ones that need AVX512-BF16.
-const char* best_avx512_blas_core() { return __builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX"; }
+}  // namespace
+
+std::optional<BlasKernelChoice> preferred_blas_kernels() {
+  if (!cpu_has_avx512()) return std::nullopt;  // AVX2 CPUs: OpenBLAS's own pick (Haswell, Zen) is the fastest it has
+  if (is_zen4())
+    return BlasKernelChoice{"Zen", "Zen 4 runs AVX-512 on 256-bit units, and OpenBLAS's AVX2 kernels for Zen run the GPT's products faster there"};
+  if (__builtin_cpu_supports("avx512bf16"))
+    return BlasKernelChoice{"Cooperlake", "the widest kernels for this CPU's AVX-512 with BF16"};
+  return BlasKernelChoice{"SkylakeX", "the widest kernels for this CPU's AVX-512"};
+}
+
+namespace {
+
+// The choice's words for the info line when the kernels in use are not the ones it names.
+std::string would_choose_note() {
+  const std::optional<BlasKernelChoice> choice = preferred_blas_kernels();
+  if (!choice || choice->core == openblas_get_corename()) return "";
+  return "; tinygpt would choose " + choice->core + ": " + choice->reason;
+}
 
 }  // namespace
 
 void tune_process_environment(char** argv) {
   if (variable(kMarker)) return;  // the second start, or "keep"
   std::string tuned;
-  // An OPENBLAS_CORETYPE already set is replaced too when it names narrower
-  // kernels than the CPU has: machines come with one set for all their users
-  // (OPENBLAS_CORETYPE=Haswell on the Zen 5 machines this was measured on).
+  // OpenBLAS picks its kernels by CPU model: on a CPU it does not know (Debian's 0.3.21 on Zen 5)
+  // it falls back to narrower ones, and on Zen 4 it picks the AVX-512 ones, which are slower there.
+  // An OPENBLAS_CORETYPE the user set is theirs, and wins (the info line says what tinygpt would choose).
   const std::string blas_core = openblas_get_corename();
-  const bool replace_core = cpu_has_avx512() && !is_avx512_blas_core(blas_core);
+  const std::optional<BlasKernelChoice> choice = preferred_blas_kernels();
+  const bool replace_core = !variable("OPENBLAS_CORETYPE") && choice && choice->core != blas_core;
   // The short spin only where the thread count cannot follow the load.
   if (!variable("OMP_WAIT_POLICY") && !variable("GOMP_SPINCOUNT") && threads_fixed_by_user()) {
     setenv("GOMP_SPINCOUNT", kSpinCount, 1);
     tuned = kSpinSet;
   }
-  const std::optional<std::string> asked_core =
-      variable("OPENBLAS_CORETYPE") ? std::optional<std::string>(variable("OPENBLAS_CORETYPE")) : std::nullopt;
   if (replace_core) {
-    const bool asked_for = asked_core.has_value();
-    setenv("OPENBLAS_CORETYPE", best_avx512_blas_core(), 1);
+    setenv("OPENBLAS_CORETYPE", choice->core.c_str(), 1);
     // Appended piece by piece: GCC 12 reads `"" + std::string(...)` as a possibly overlapping copy (-Wrestrict).
     if (!tuned.empty()) tuned += ' ';
     tuned += kBlasReplaced;
     tuned += blas_core;
-    if (asked_for) tuned += kAskedFor;
   }
   if (tuned.empty()) return;
   setenv(kMarker, tuned.c_str(), 1);
   execv("/proc/self/exe", argv);
   // No exec (no /proc, say): run as started, and say so in the info line.
   if (tuned.find(kSpinSet) != std::string::npos) unsetenv("GOMP_SPINCOUNT");
-  if (tuned.find(kBlasReplaced) != std::string::npos) {  // the user's value back, if there was one
-    if (asked_core)
-      setenv("OPENBLAS_CORETYPE", asked_core->c_str(), 1);
-    else
-      unsetenv("OPENBLAS_CORETYPE");
-  }
+  if (tuned.find(kBlasReplaced) != std::string::npos) unsetenv("OPENBLAS_CORETYPE");
   setenv(kMarker, "restart-failed", 1);
 }
 
@@ -95,14 +109,14 @@ std::string process_environment_info() {
                      (variable("TINYGPT_ISA") ? " (your TINYGPT_ISA)" : "") + "; OpenBLAS kernels " +
                      openblas_get_corename();
   if (const size_t at = marker.find(kBlasReplaced); at != std::string::npos) {
-    std::string replaced = marker.substr(at + std::string(kBlasReplaced).size());
-    const bool asked_for = replaced.ends_with(kAskedFor);
-    replaced = replaced.substr(0, replaced.size() - (asked_for ? std::string(kAskedFor).size() : 0));
-    info += asked_for ? " (chosen by tinygpt over OPENBLAS_CORETYPE=" + replaced +
-                            " on this AVX-512 CPU; TINYGPT_ENVIRONMENT=keep keeps yours)"
-                      : " (chosen by tinygpt: the library picked " + replaced + " on this AVX-512 CPU)";
+    const std::string replaced = marker.substr(at + std::string(kBlasReplaced).size());
+    const std::optional<BlasKernelChoice> choice = preferred_blas_kernels();
+    info += " (chosen by tinygpt over the library's " + replaced.substr(0, replaced.find(' ')) + ": " +
+            (choice ? choice->reason : std::string("?")) + ")";
   } else if (at_start("OPENBLAS_CORETYPE")) {
-    info += " (your OPENBLAS_CORETYPE)";
+    info += " (your OPENBLAS_CORETYPE" + would_choose_note() + ")";
+  } else {
+    info += " (the library's pick" + would_choose_note() + ")";
   }
   info += "; ";
   if (const auto policy = at_start("OMP_WAIT_POLICY"))

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tinygpt starts itself again with its own thread and BLAS settings
 # (tensor/runtime/process_environment.h) unless the user made them, and says which are
-# in effect: the OpenMP wait policy, and OpenBLAS's AVX-512 kernels on a CPU
-# that has AVX-512 when the library picked (or was told) narrower ones. The
+# in effect: the OpenMP wait policy, and OpenBLAS's kernels chosen for the CPU
+# where the library picked others (a user's OPENBLAS_CORETYPE kept). The
 # line reports the environment the process started with (/proc/self/environ),
 # so without the restart it would name libgomp's default.
 #
@@ -43,15 +43,34 @@ flags=$(grep -m1 "^flags" /proc/cpuinfo)
 if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512vl "* && $flags == *" avx512dq "* ]]; then
   expect_line "AVX-512 kernels" "tinygpt kernels AVX-512;" "$(runtime_line)"
   expect_line "AVX2 kernels asked for" "tinygpt kernels AVX2 (your TINYGPT_ISA);" "$(runtime_line TINYGPT_ISA=avx2)"
+  # tinygpt's choice (tensor/runtime/process_environment.h): Zen's AVX2 kernels on Zen 4 (AMD family 25 with
+  # AVX-512), else the widest AVX-512 ones.
   expected_core=SkylakeX
   [[ $flags == *" avx512_bf16 "* ]] && expected_core=Cooperlake
-  expect_line "told Haswell on AVX-512" \
-    "OpenBLAS kernels $expected_core (chosen by tinygpt over OPENBLAS_CORETYPE=Haswell on this AVX-512 CPU" \
+  if grep -q "^vendor_id.*AuthenticAMD" /proc/cpuinfo && [[ $(grep -m1 "^cpu family" /proc/cpuinfo) == *": 25" ]]; then
+    expected_core=Zen
+  fi
+  expect_line "tinygpt's kernels" "OpenBLAS kernels $expected_core (" "$(runtime_line)"
+  library_pick=$(runtime_line TINYGPT_ENVIRONMENT=keep | grep -oE "OpenBLAS kernels [A-Za-z0-9]+" | cut -d' ' -f3)
+  if [[ $library_pick != "$expected_core" ]]; then
+    expect_line "chosen over the library's pick" \
+      "OpenBLAS kernels $expected_core (chosen by tinygpt over the library's $library_pick: " "$(runtime_line)"
+    expect_line "the library's pick kept, with a note" \
+      "OpenBLAS kernels $library_pick (the library's pick; tinygpt would choose $expected_core: " \
+      "$(runtime_line TINYGPT_ENVIRONMENT=keep)"
+  else
+    expect_line "the library's pick" "OpenBLAS kernels $expected_core (the library's pick)" "$(runtime_line)"
+  fi
+  # A user's OPENBLAS_CORETYPE wins, with a note when tinygpt would choose otherwise.
+  expect_line "the user's Haswell kept" \
+    "OpenBLAS kernels Haswell (your OPENBLAS_CORETYPE; tinygpt would choose $expected_core: " \
     "$(runtime_line OPENBLAS_CORETYPE=Haswell)"
-  expect_line "Haswell kept" "OpenBLAS kernels Haswell (your OPENBLAS_CORETYPE)" \
-    "$(runtime_line OPENBLAS_CORETYPE=Haswell TINYGPT_ENVIRONMENT=keep)"
-  runtime_line | grep -qE "OpenBLAS kernels (SkylakeX|Cooperlake|SapphireRapids)" ||
-    fail "AVX-512 CPU without AVX-512 kernels: $(runtime_line)"
+  expect_line "the user's choice, tinygpt's too" "OpenBLAS kernels $expected_core (your OPENBLAS_CORETYPE)" \
+    "$(runtime_line OPENBLAS_CORETYPE=$expected_core)"
+  # As on an AVX2-only CPU: tinygpt's AVX2 kernels and OpenBLAS's Haswell ones, both asked for.
+  expect_line "as on an AVX2 CPU" \
+    "tinygpt kernels AVX2 (your TINYGPT_ISA); OpenBLAS kernels Haswell (your OPENBLAS_CORETYPE;" \
+    "$(runtime_line TINYGPT_ISA=avx2 OPENBLAS_CORETYPE=Haswell)"
 else
   expect_line "AVX2 kernels" "tinygpt kernels AVX2;" "$(runtime_line)"
   expect_exit "AVX-512 asked for on an AVX2 CPU" 1 "TINYGPT_ISA=avx512, but this CPU lacks AVX-512" \
