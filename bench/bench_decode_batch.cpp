@@ -24,6 +24,8 @@
 #include "tinygpt/tensor/dtype.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/random.h"
+#include "tinygpt/tensor/runtime/process_environment.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 #include "tinygpt/tensor/runtime/threads.h"
 
 namespace {
@@ -67,6 +69,8 @@ double time_steps(tg::GPT& model, Batch& batch, int64_t steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tg::tune_process_environment(argv);    // the settings the tinygpt program runs with (tensor/runtime/process_environment.h)
+  tg::start_adapting_threads_to_load();  // and its thread count following the load
   CLI::App app{"Batched decoding: tokens/s of B sequences advanced together"};
   std::string preset = "gpt2", quantize;
   std::vector<int64_t> batches = {1, 2, 4, 8, 16};

@@ -45,6 +45,7 @@
 #include "tinygpt/nn/quantize.h"
 #include "tinygpt/tensor/factory.h"
 #include "tinygpt/tensor/runtime/process_environment.h"
+#include "tinygpt/tensor/runtime/thread_governor.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/runtime/threads.h"
@@ -158,6 +159,7 @@ std::string joined(const std::vector<int64_t>& ids) {
 
 int main(int argc, char** argv) {
   tg::tune_process_environment(argv);  // as the tinygpt program does (tensor/runtime/process_environment.h)
+  tg::start_adapting_threads_to_load();  // and its thread count follows the load, as there
   CLI::App app{"Forward and generation speed of a GPT at batch 1"};
   std::string preset = "gpt2", save_weights, save_hf, weights_directory;
   std::vector<std::string> weight_formats = {"float32"};

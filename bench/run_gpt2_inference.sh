@@ -11,16 +11,22 @@
 # usage: bench/run_gpt2_inference.sh [BUILD_DIR] [ROUNDS]
 #   BUILD_DIR defaults to build (it must hold bench/bench_gpt2_inference), ROUNDS to 5.
 #   PYTHON (default /usr/bin/python3, Debian's, which has torch 1.13), THREADS (2),
-#   CONFIG (gpt2), PROMPT (64), TOKENS (32).
+#   CONFIG (gpt2), PROMPT (64), TOKENS (32), WAIT_POLICY (default, or passive).
 set -euo pipefail
 
 project_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$project_root/build}
 rounds=${2:-5}
 python=${PYTHON:-/usr/bin/python3}
-# Idle OpenMP threads sleep instead of spinning (both sides use libgomp), so a
-# shared machine's other work does not fight spinning threads for the cores.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+# Both sides as their users run them: libgomp's default wait policy (and ours
+# with the thread count following the load, as the tinygpt program has it).
+# WAIT_POLICY=passive makes idle threads sleep at once on both sides instead,
+# what a busy shared machine may need; it costs decoding (docs/performance.md).
+case "${WAIT_POLICY:-default}" in
+  default) unset OMP_WAIT_POLICY GOMP_SPINCOUNT ;;
+  passive) export OMP_WAIT_POLICY=PASSIVE ;;
+  *) echo "run_gpt2_inference.sh: WAIT_POLICY is default or passive" >&2; exit 2 ;;
+esac
 threads=${THREADS:-2}
 config=${CONFIG:-gpt2}
 prompt=${PROMPT:-64}
