@@ -2,7 +2,7 @@
 // scripts/setup.sh --test installs into build/npm).
 //
 //   node openai_client.mjs BASE_URL MODEL_ID api          completions and chat, whole and streamed, stop texts,
-//                                                         refusals; prints {"greedy": TEXT} for the greedy check
+//                                                         seeds, refusals
 //   node openai_client.mjs BASE_URL MODEL_ID key KEY      with an API key: the right one works, others are 401
 //
 // Exits 1 after printing each failed check on stderr.
@@ -117,7 +117,6 @@ async function apiChecks() {
   } catch (error) {
     check(error.status === 400 && error.param === 'temperature', `temperature "hot": ${error.status} ${error.param}`);
   }
-  console.log(JSON.stringify({ greedy: text }));
 }
 
 async function keyChecks() {
