@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iostream>
 
 #include "tinygpt/serve/answers.h"
 #include "tinygpt/serve/chat_page.h"
@@ -192,8 +193,12 @@ void HttpServer::answer(Endpoint endpoint, const httplib::Request& http_request,
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",
-      [request = std::move(request), stream, &tokenizer, header](size_t, httplib::DataSink& sink) {
-        return stream_answer(request, *stream, tokenizer, header, sink);
+      [request = std::move(request), stream, &tokenizer, header, this](size_t, httplib::DataSink& sink) {
+        const StreamEnd end = stream_answer(request, *stream, tokenizer, header, sink);
+        if (end == StreamEnd::ClientGone)
+          std::cerr << "serve: a client stopped taking its stream (gone, or no data taken for "
+                    << options_.io_timeout.count() << " s): its reply was cancelled\n";
+        return end == StreamEnd::Complete;
       },
       // Also when the answer never started (the connection was already gone): the engine drops the sequence.
       [stream](bool success) {

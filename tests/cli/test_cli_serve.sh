@@ -32,7 +32,7 @@ start_server() {
   server_pid=$!
   port=""
   for _ in $(seq 1 300); do
-    port=$(grep -o 'listening on http://[^ ]*:[0-9]*/' "$work/$name.log" | grep -o '[0-9]*/$' | tr -d /)
+    port=$(grep -o 'listening on http://[^ ]*:[0-9]*/' "$work/$name.log" 2>/dev/null | grep -o '[0-9]*/$' | tr -d /)
     [[ -n $port ]] && return 0
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1
@@ -73,8 +73,9 @@ fi
 
 # ---- greedy text over HTTP equal to tinygpt sample's, on a char-level model (whose text is always
 # whole UTF-8 characters: the fixture's random weights make bytes a JSON answer would replace) ----
-for _ in $(seq 60); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
-if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 32 --batch-size 2 --iters 6 \
+for _ in $(seq 300); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
+# A context of 1024: replies long enough to outlast a client that leaves.
+if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 1024 --batch-size 1 --iters 2 \
      --eval-interval 3 --eval-iters 2 --seed 5 --out "$work/char" >/dev/null 2>"$work/train.log"; then
   model_flags=(--ckpt "$work/char")
   if start_server char; then
@@ -88,6 +89,11 @@ if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --b
       cmp -s "$work/sample.txt" "$work/http.txt" \
         || fail "greedy over HTTP differs from tinygpt sample: '$(cat "$work/http.txt")' vs '$(cat "$work/sample.txt")'"
     done
+    # Clients that leave a stream: their replies cancelled (said on stderr), the server serving on.
+    python3 "$scripts/hostile_clients.py" "$port" char 1024 "$io_timeout" gone 2>"$work/gone.err" \
+      || fail "clients that leave: $(cat "$work/gone.err")"
+    [[ $(grep -c 'stopped taking its stream' "$work/char.log") -eq 3 ]] \
+      || fail "clients that leave: expected 3 cancelled replies on stderr: $(cat "$work/char.log")"
     stop_server char
   fi
   model_flags=(--weights "$model")

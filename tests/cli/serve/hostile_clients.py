@@ -5,6 +5,8 @@
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT crowd      32 clients x 10 requests, none failing
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT streams N  N clients streaming until the server
                                                                            goes away (for the SIGTERM check)
+    python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT gone       3 clients that leave a long stream after
+                                                                           its first chunk: the server drops them
 
 Prints each failed check on stderr and exits 1 when there was one.
 """
@@ -237,10 +239,33 @@ def streams(count):
         time.sleep(1)
 
 
+def gone():
+    """Clients that take the first chunk of a long stream and leave; the server must cancel their replies."""
+    for _ in range(3):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        body = json.dumps(completion({"max_tokens": context - 8, "stream": True, "prompt": "F"})).encode()
+        sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        received = b""
+        while b"data: " not in received:
+            received += sock.recv(4096)
+        sock.close()
+    for _ in range(100):  # the engine drops them at its next step
+        status, health = request("GET", "/health")
+        if health.get("active") == 0:
+            break
+        time.sleep(0.05)
+    check(health.get("active") == 0, f"the clients that left still have sequences: {health}")
+    answer = expect("a good request afterwards", 200, "POST", "/v1/completions", completion({"max_tokens": 3, "prompt": "F"}))
+    check(isinstance(answer, dict) and "choices" in answer, f"good request: {answer}")
+
+
 if mode == "hostile":
     hostile()
 elif mode == "crowd":
     crowd()
+elif mode == "gone":
+    gone()
 else:
     streams(int(sys.argv[6]))
 sys.exit(1 if failures else 0)
