@@ -114,12 +114,13 @@ bool HttpServer::authorised(const std::string& authorization_header) const {
 
 void HttpServer::add_routes() {
   httplib::Server& server = *server_;
-  server.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
-    if (options_.api_key.empty() || request.path.rfind("/v1/", 0) != 0 ||
-        authorised(request.get_header_value("Authorization")))
+  // httplib bounds a body by its Content-Length only: a chunked one could be of any
+  // size, so it is refused before it is read. (What follows on the connection is
+  // then read as requests, which fail: httplib bounds the length of a request line.)
+  server.set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    if (request.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos)
       return httplib::Server::HandlerResponse::Unhandled;
-    send_error(response, ApiError(401, "a valid API key is needed: send the header Authorization: Bearer KEY", "",
-                                  "invalid_api_key", "authentication_error"));
+    send_error(response, ApiError(411, "a request body must come with its Content-Length, not chunked"));
     return httplib::Server::HandlerResponse::Handled;
   });
   // Called for every status from 400 on, ours included: those have their body already.
@@ -147,9 +148,19 @@ void HttpServer::add_routes() {
                                    {"queued", stats.queued}, {"completed", stats.completed}};
     response.set_content(dump_json(health), kJson);
   });
-  server.Get("/v1/models", [this](const httplib::Request&, httplib::Response& response) {
-    response.set_content(dump_json(models_list(model_.id, started_)), kJson);
-  });
+  // The API key is checked once the body is read, so that a refused request
+  // leaves its connection ready for the next (kept alive by OpenAI's clients).
+  const auto with_key = [this](httplib::Server::Handler handler) {
+    return [this, handler](const httplib::Request& request, httplib::Response& response) {
+      if (options_.api_key.empty() || authorised(request.get_header_value("Authorization")))
+        return handler(request, response);
+      send_error(response, ApiError(401, "a valid API key is needed: send the header Authorization: Bearer KEY", "",
+                                    "invalid_api_key", "authentication_error"));
+    };
+  };
+  server.Get("/v1/models", with_key([this](const httplib::Request&, httplib::Response& response) {
+               response.set_content(dump_json(models_list(model_.id, started_)), kJson);
+             }));
   server.Get("/", [](const httplib::Request&, httplib::Response& response) {
     const std::string_view page = chat_page_html();
     response.set_content(page.data(), page.size(), "text/html; charset=utf-8");
@@ -163,8 +174,8 @@ void HttpServer::add_routes() {
       }
     };
   };
-  server.Post("/v1/completions", complete(Endpoint::Completions));
-  server.Post("/v1/chat/completions", complete(Endpoint::ChatCompletions));
+  server.Post("/v1/completions", with_key(complete(Endpoint::Completions)));
+  server.Post("/v1/chat/completions", with_key(complete(Endpoint::ChatCompletions)));
 }
 
 void HttpServer::answer(Endpoint endpoint, const httplib::Request& http_request, httplib::Response& response) {

@@ -130,6 +130,8 @@ export TINYGPT_API_KEY=s3cret-key
 if start_server key; then
   node "$scripts/openai_client.mjs" "http://127.0.0.1:$port" llama key "$TINYGPT_API_KEY" 2>"$work/key.err" \
     || fail "API key: $(cat "$work/key.err")"
+  python3 "$scripts/hostile_clients.py" "$port" llama "$context" "$io_timeout" key "$TINYGPT_API_KEY" 2>"$work/key2.err" \
+    || fail "API key on one connection: $(cat "$work/key2.err")"
   status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/models")
   [[ $status == 401 ]] || fail "no key: status $status, expected 401"
   status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health")

@@ -5,6 +5,8 @@
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT crowd      32 clients x 10 requests, none failing
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT streams N  N clients streaming until the server
                                                                            goes away (for the SIGTERM check)
+    python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT key KEY    refused without the key, then served
+                                                                           with it on the same connection
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT gone       3 clients that leave a long stream after
                                                                            its first chunk: the server drops them
 
@@ -159,6 +161,9 @@ def hostile():
                                 "stream_options": None, "something": [1, {"x": None}]}))
     check(isinstance(answer, dict) and isinstance(answer["choices"][0]["text"], str), f"unknown fields: {answer}")
     huge_body()
+    raw = raw_exchange(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       + b"100000\r\n" + b"a" * 65536, read_timeout=io_timeout + 5)
+    check(status_of(raw) == 411, f"a chunked body: {raw[:200] if raw else raw!r}")
     raw = raw_exchange(b"NOT HTTP AT ALL\r\n\r\n", read_timeout=io_timeout + 5)
     check(raw is not None, "a request line that is no HTTP: the connection stayed open")
     health = expect("health", 200, "GET", "/health")
@@ -260,12 +265,30 @@ def gone():
     check(isinstance(answer, dict) and "choices" in answer, f"good request: {answer}")
 
 
+def key(api_key):
+    """A refused request leaves its kept-alive connection fit for the next one."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = json.dumps(completion({"max_tokens": 2}))
+    statuses = []
+    for authorization in ["Bearer wrong", f"Bearer {api_key}", "", f"bearer {api_key}"]:
+        connection.request("POST", "/v1/completions", body=body, headers={"Content-Type": "application/json",
+                                                                          "Authorization": authorization})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        statuses.append(response.status)
+        if response.status == 401:
+            check(answer["error"]["code"] == "invalid_api_key", f"401 without OpenAI's code: {answer}")
+    check(statuses == [401, 200, 401, 200], f"one connection, wrong key, key, none, key: {statuses}")
+
+
 if mode == "hostile":
     hostile()
 elif mode == "crowd":
     crowd()
 elif mode == "gone":
     gone()
+elif mode == "key":
+    key(sys.argv[6])
 else:
     streams(int(sys.argv[6]))
 sys.exit(1 if failures else 0)
