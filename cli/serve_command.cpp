@@ -122,7 +122,7 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--max-queued", arguments->engine.max_queued,
                       "Requests waiting for a place; one more is answered 503")
       ->capture_default_str()
-      ->check(integer_in(0, 100'000));
+      ->check(integer_in(1, 100'000));
   command->add_option("--max-tokens", arguments->max_tokens,
                       "Tokens a request may ask for at most (default: the model's context)")
       ->check(integer_in(1, 10'000'000));

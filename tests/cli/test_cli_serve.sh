@@ -96,6 +96,11 @@ if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --b
       || fail "clients that leave: expected 3 cancelled replies on stderr: $(cat "$work/char.log")"
     stop_server char
   fi
+  if start_server busy --max-sequences 1 --max-queued 1; then
+    python3 "$scripts/hostile_clients.py" "$port" char 1024 "$io_timeout" busy 2>"$work/busy.err" \
+      || fail "a full queue: $(cat "$work/busy.err")"
+    stop_server busy
+  fi
   model_flags=(--weights "$model")
 else
   fail "train a char-level model: $(cat "$work/train.log")"

@@ -7,6 +7,8 @@
                                                                            goes away (for the SIGTERM check)
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT key KEY    refused without the key, then served
                                                                            with it on the same connection
+    python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT busy       6 long replies at once on a server with
+                                                                           one place and one in the queue: 503s
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT gone       3 clients that leave a long stream after
                                                                            its first chunk: the server drops them
 
@@ -265,6 +267,34 @@ def gone():
     check(isinstance(answer, dict) and "choices" in answer, f"good request: {answer}")
 
 
+def busy():
+    """More requests than places and queue: the rest are 503 with Retry-After, the others answered."""
+    results = []
+
+    def client():
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("POST", "/v1/completions", body=json.dumps(completion({"max_tokens": context - 8, "prompt": "F"})),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        with lock:
+            results.append((response.status, response.getheader("Retry-After"), answer))
+
+    threads = [threading.Thread(target=client) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = sorted(status for status, _, _ in results)
+    check(statuses.count(200) >= 2 and statuses.count(503) >= 1 and set(statuses) == {200, 503},
+          f"6 requests, 1 place, 1 queued: {statuses}")
+    for status, retry_after, answer in results:
+        if status == 503:
+            check(retry_after == "1" and answer["error"]["type"] == "server_error", f"503: {retry_after} {answer}")
+    check(request("POST", "/v1/completions", completion({"max_tokens": 2, "prompt": "F"}))[0] == 200,
+          "a request once the crowd has gone: not 200")
+
+
 def key(api_key):
     """A refused request leaves its kept-alive connection fit for the next one."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -287,6 +317,8 @@ elif mode == "crowd":
     crowd()
 elif mode == "gone":
     gone()
+elif mode == "busy":
+    busy()
 elif mode == "key":
     key(sys.argv[6])
 else:
