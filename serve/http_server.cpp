@@ -107,7 +107,7 @@ bool HttpServer::authorised(const std::string& authorization_header) const {
   static constexpr std::string_view kBearer = "Bearer ";
   if (authorization_header.size() < kBearer.size() ||
       !std::equal(kBearer.begin(), kBearer.end(), authorization_header.begin(),
-                  [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+                  [](unsigned char a, unsigned char b) { return std::tolower(a) == std::tolower(b); }))
     return false;
   return same_key(std::string_view(authorization_header).substr(kBearer.size()), options_.api_key);
 }

@@ -1,10 +1,12 @@
 #include "tinygpt/serve/openai_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "tinygpt/tokenizer/errors.h"
 
@@ -219,7 +221,10 @@ ApiRequest parse_request(Endpoint endpoint, std::string_view body_text, const Se
   request.stream = bool_field(body, "stream").value_or(false);
   if (const json* options = field(body, "stream_options")) {
     if (!options->is_object()) refuse("stream_options", "must be an object, got " + options->dump());
-    request.include_usage = bool_field(*options, "include_usage").value_or(false);
+    const json* include_usage = field(*options, "include_usage");
+    if (include_usage && !include_usage->is_boolean())
+      refuse("stream_options.include_usage", "must be true or false, got " + include_usage->dump());
+    request.include_usage = include_usage && include_usage->get<bool>();
   }
   request.stop_texts = stop_texts(body);
 
