@@ -108,8 +108,9 @@ void add_serve_command(CLI::App& app) {
   auto arguments = std::make_shared<ServeArguments>();
   CLI::App* command = app.add_subcommand("serve", "Serve a model over OpenAI's API (completions, chat) and a chat page");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
-  command->add_option("--host", arguments->server.host, "Address to listen on (another than 127.0.0.1 is reachable "
-                                                        "from other machines: give --api-key)")
+  command
+      ->add_option("--host", arguments->server.host,
+                   "Address to listen on (any other than 127.0.0.1 lets other machines in: give --api-key)")
       ->capture_default_str();
   command->add_option("--port", arguments->server.port, "Port to listen on (0: a free one, printed at start)")
       ->capture_default_str()

@@ -161,6 +161,13 @@ void HttpServer::add_routes() {
   server.Get("/v1/models", with_key([this](const httplib::Request&, httplib::Response& response) {
                response.set_content(dump_json(models_list(model_.id, started_)), kJson);
              }));
+  server.Get("/v1/models/(.+)", with_key([this](const httplib::Request& request, httplib::Response& response) {
+               if (request.matches[1] != model_.id)
+                 return send_error(response, ApiError(404, "the model '" + request.matches[1].str() +
+                                                               "' does not exist; this server has '" + model_.id + "'",
+                                                      "model", "model_not_found"));
+               response.set_content(dump_json(models_list(model_.id, started_)["data"][0]), kJson);
+             }));
   server.Get("/", [](const httplib::Request&, httplib::Response& response) {
     const std::string_view page = chat_page_html();
     response.set_content(page.data(), page.size(), "text/html; charset=utf-8");

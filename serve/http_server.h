@@ -1,7 +1,7 @@
 // tinygpt serve's HTTP side: OpenAI's endpoints over cpp-httplib, in front of the engine.
 //
 //   GET  /health                 {"status": "ok", ...}, never behind the API key (for load balancers)
-//   GET  /v1/models              the one model served
+//   GET  /v1/models              the one model served (and /v1/models/ID, its entry)
 //   POST /v1/completions         a text (or ids) continued
 //   POST /v1/chat/completions    a conversation answered, rendered with the model's chat template
 //   GET  /                       the chat page (serve/chat_page.html)

@@ -156,6 +156,8 @@ def hostile():
     expect("logprobs", 400, "POST", "/v1/chat/completions",
            {"messages": [{"role": "user", "content": "x"}], "logprobs": True, "top_logprobs": 3}, param="logprobs")
     expect("unknown route", 404, "GET", "/v1/engines")
+    check(request("GET", f"/v1/models/{model}")[1].get("id") == model, "GET /v1/models/ID: not the model")
+    expect("another model's entry", 404, "GET", "/v1/models/gpt-4o", code="model_not_found")
     expect("wrong method", 405, "GET", "/v1/completions")
     expect("wrong method on /health", 405, "POST", "/health", b"{}")
     answer = expect("unknown fields", 200, "POST", "/v1/completions",
