@@ -2,9 +2,10 @@
 # tinygpt serve end to end on the Llama fixture (tests/fixtures/hf_llama/llama: a
 # tokenizer.json, a chat template, a context of 128): OpenAI's Node client for
 # completions and chat, whole and streamed; greedy text over HTTP equal to
-# tinygpt sample --greedy; hostile clients, each refused with its status, the
-# server serving on; 32 clients at once without a failure; SIGTERM with streams
-# under way; the API key; the usage errors.
+# tinygpt sample --greedy; clients that leave a stream (their replies cancelled);
+# a full queue (503); hostile clients, each refused with its status, the server
+# serving on; 32 clients at once without a failure; SIGTERM with streams under
+# way; the API key; the warning for another host than the loopback; the usage errors.
 #
 # usage: test_cli_serve.sh path/to/tinygpt   (CTest passes the built binary)
 # Needs node with the openai npm package in build/npm (bash scripts/setup.sh --test) and python3.
@@ -24,7 +25,8 @@ fi
 server_pid=""
 port=""
 model_flags=(--weights "$model")
-# start_server NAME [FLAGS...]: the model of model_flags: tinygpt serve on a free port (--port 0, read back from its startup line).
+# start_server NAME [FLAGS...]: tinygpt serve with model_flags' model on a free port (--port 0, read back
+# from the startup line); sets server_pid and port.
 start_server() {
   local name=$1
   shift
