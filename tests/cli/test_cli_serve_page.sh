@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tinygpt serve's chat page, in headless Chromium (tests/cli/serve/chat_page_test.mjs,
+# driven by puppeteer-core from build/npm): GET / is serve/chat_page.html byte for
+# byte; the page asks nothing of another origin and has no script error; two turns
+# typed and sent with Enter stream in and equal what the same conversation gets
+# without streaming (greedy); each reply's figures; a wrong API key's error shown as
+# text; nothing overlaps or overflows at 360 and 1400 px (screenshots in the scratch
+# folder). Then 32 clients x 10 streamed requests at once (bench/run_serve_load.sh
+# --check): none fails. The model is the Llama fixture (it has a chat template).
+#
+# usage: test_cli_serve_page.sh path/to/tinygpt   (CTest passes the built binary)
+# Needs Debian's chromium, Node.js and puppeteer-core (bash scripts/setup.sh --test).
+set -uo pipefail
+
+tinygpt=${1:?usage: $0 path/to/tinygpt}
+source "$(dirname "$0")/cli_test_helpers.sh"
+
+command -v chromium >/dev/null || { echo "FAIL: chromium is not installed: run bash scripts/setup.sh --test" >&2; exit 1; }
+[[ -f build/npm/node_modules/puppeteer-core/package.json ]] \
+  || { echo "FAIL: build/npm/node_modules/puppeteer-core is missing: run bash scripts/setup.sh --test" >&2; exit 1; }
+
+# The page is pasted into a C++ raw string by configure_file(@ONLY): a @NAME@ would be replaced,
+# and the raw string's closing delimiter would end it early.
+page=serve/chat_page.html
+grep -nE '@[A-Za-z_0-9/.+-]+@' "$page" && fail "$page holds a @NAME@ that configure_file would replace"
+grep -nF ')tinygpt_page"' "$page" && fail "$page holds the raw string's closing delimiter"
+
+model=(--weights tests/fixtures/hf_llama/llama)
+api_key=test-key-$RANDOM
+port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+"$tinygpt" serve "${model[@]}" --port "$port" --api-key "$api_key" >"$work/serve.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 300); do
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+  kill -0 $server 2>/dev/null || break
+  sleep 0.2
+done
+if ! curl -sf "http://127.0.0.1:$port/health" >/dev/null; then
+  fail "serve: no answer on /health: $(tail -5 "$work/serve.log")"
+else
+  curl -sf "http://127.0.0.1:$port/" >"$work/served.html" || fail "serve: GET / failed"
+  cmp -s "$work/served.html" "$page" || fail "serve: GET / is not $page as it is"
+  node tests/cli/serve/chat_page_test.mjs "http://127.0.0.1:$port" "$api_key" "$work" || fail "the chat page (above)"
+  for width in 360 1400; do
+    [[ -s $work/chat-$width.png ]] || fail "no screenshot at $width px"
+  done
+fi
+kill $server 2>/dev/null
+wait $server 2>/dev/null
+
+# Many clients at once on the same fixture: every request answered.
+TINYGPT=$tinygpt MODEL="${model[*]}" CLIENTS=32 REQUESTS=10 PROMPT_WORDS=1,3,6 MAX_TOKENS=2,5,9 \
+  bash bench/run_serve_load.sh --check >"$work/load.log" 2>&1 || fail "32 clients x 10 requests: $(cat "$work/load.log")"
+
+finish "serve's chat page and load"
