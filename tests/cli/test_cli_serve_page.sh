@@ -27,21 +27,23 @@ grep -nF ')tinygpt_page"' "$page" && fail "$page holds the raw string's closing 
 
 model=(--weights tests/fixtures/hf_llama/llama)
 api_key=test-key-$RANDOM
-port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
-"$tinygpt" serve "${model[@]}" --port "$port" --api-key "$api_key" >"$work/serve.log" 2>&1 &
+# Port 0: the server takes a free port and prints it ("listening on http://127.0.0.1:PORT/").
+"$tinygpt" serve "${model[@]}" --port 0 --api-key "$api_key" >"$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+url=""
 for _ in $(seq 300); do
-  curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+  url=$(grep -om1 'listening on http://[^/]*' "$work/serve.log" | sed 's/^listening on //')
+  [[ -n $url ]] && curl -sf "$url/health" >/dev/null && break
   kill -0 $server 2>/dev/null || break
   sleep 0.2
 done
-if ! curl -sf "http://127.0.0.1:$port/health" >/dev/null; then
+if [[ -z $url ]] || ! curl -sf "$url/health" >/dev/null; then
   fail "serve: no answer on /health: $(tail -5 "$work/serve.log")"
 else
-  curl -sf "http://127.0.0.1:$port/" >"$work/served.html" || fail "serve: GET / failed"
+  curl -sf "$url/" >"$work/served.html" || fail "serve: GET / failed"
   cmp -s "$work/served.html" "$page" || fail "serve: GET / is not $page as it is"
-  node tests/cli/serve/chat_page_test.mjs "http://127.0.0.1:$port" "$api_key" "$work" || fail "the chat page (above)"
+  node tests/cli/serve/chat_page_test.mjs "$url" "$api_key" "$work" || fail "the chat page (above)"
   for width in 360 1400; do
     [[ -s $work/chat-$width.png ]] || fail "no screenshot at $width px"
   done

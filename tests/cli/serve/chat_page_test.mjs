@@ -189,6 +189,47 @@ try {
   const fresh = chatRequests.at(-1).messages.map((message) => message.role).join(',');
   if (fresh !== 'system,user') fail(`new conversation: the next request sends ${fresh}`);
 
+  // Stop: the reply so far is kept, marked stopped, and sent back as it is next turn. A tiny model
+  // answers faster than a click, so the page sees the stream slowed down: one event per 150 ms.
+  await page.evaluate(() => {
+    const realFetch = window.fetch;
+    window.fetch = async (url, init) => {
+      const response = await realFetch(url, init);
+      if (!String(url).endsWith('/chat/completions') || !response.ok) return response;
+      const events = (await response.text()).split(/(?<=\n\n)/);
+      const encoder = new TextEncoder();
+      const slow = new ReadableStream({
+        start(controller) {
+          init.signal.addEventListener('abort', () => controller.error(new DOMException('stopped', 'AbortError')));
+        },
+        async pull(controller) {
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          if (init.signal.aborted) return;
+          if (events.length === 0) controller.close();
+          else controller.enqueue(encoder.encode(events.shift()));
+        },
+      });
+      return new Response(slow, {status: response.status, headers: response.headers});
+    };
+  });
+  await page.evaluate(() => { window.replyUpdates = 0; });
+  await page.type('#prompt', 'Go on');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.replyUpdates >= 2, {timeout: 30000});
+  await page.click('#stop');
+  await page.waitForFunction(() => document.body.dataset.state !== 'streaming', {timeout: 10000});
+  const stoppedSent = chatRequests.at(-1);
+  const stoppedText = (await page.$$eval('.message.assistant .content', (contents) => contents.map((c) => c.textContent))).at(-1);
+  const stoppedFigures = (await page.$$eval('.message.assistant .figures', (lines) => lines.map((line) => line.textContent))).at(-1);
+  const whole = (await direct(stoppedSent)).body.choices?.[0]?.message?.content ?? '';
+  if (!stoppedFigures || !stoppedFigures.includes('stopped')) fail(`stop: the figures do not say stopped: ${stoppedFigures}`);
+  if (!(stoppedText && whole.startsWith(stoppedText) && stoppedText.length < whole.length)) {
+    fail(`stop: the reply kept is ${JSON.stringify(stoppedText)}, not a beginning of ${JSON.stringify(whole)}`);
+  }
+  await sendTurn('Thanks');
+  const afterStop = chatRequests.at(-1).messages;
+  if (afterStop.at(-2).content !== stoppedText) fail('stop: the next turn does not send the stopped reply as it was shown');
+
   const errors = await page.evaluate(() => document.body.dataset.errors);
   if (errors !== '') fail('script errors: ' + errors);
 } finally {
