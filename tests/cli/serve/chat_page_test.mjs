@@ -74,16 +74,23 @@ try {
     }).observe(document.getElementById('log'), {childList: true, subtree: true});
   });
 
-  // sendTurn TEXT: types it, presses Enter, waits until the page is idle or shows an error.
+  // sendTurn TEXT: types it (Shift+Enter between its lines), presses Enter, waits until the page is idle or shows an error.
   async function sendTurn(text) {
     await page.evaluate(() => { window.replyUpdates = 0; });
-    await page.type('#prompt', text);
+    for (const [index, line] of text.split('\n').entries()) {
+      if (index > 0) {
+        await page.keyboard.down('Shift');
+        await page.keyboard.press('Enter');
+        await page.keyboard.up('Shift');
+      }
+      await page.type('#prompt', line);
+    }
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.body.dataset.state !== 'streaming' &&
                                      document.querySelector('#send').disabled === false, {timeout: 60000});
   }
 
-  for (const [turn, text] of ['Hello there', 'Tell me more'].entries()) {
+  for (const [turn, text] of ['Hello there', 'Tell me\nmore'].entries()) {
     const requestsBefore = chatRequests.length;
     await sendTurn(text);
     const state = await page.evaluate(() => document.body.dataset.state);
