@@ -18,5 +18,6 @@ void add_explain_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace tg::cli

@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   tg::cli::add_plot_command(app);
   tg::cli::add_export_command(app);
   tg::cli::add_quantize_command(app);
+  tg::cli::add_serve_command(app);
   tg::cli::check_numbers_are_numbers(app);
   if (const std::string unknown = tg::cli::unknown_command_message(app, argc, argv); !unknown.empty()) {
     std::cerr << "tinygpt: error: " << unknown << "\n";

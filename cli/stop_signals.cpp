@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <string>
+
 namespace tg::cli {
 
 namespace {
 
 std::atomic<bool> stop_requested{false};
 std::atomic<int> first_signal{0};
+std::atomic<const char*> stop_note{nullptr};
 
 // Only async-signal-safe calls here: atomics, write, signal, raise.
 void on_stop_signal(int signal_number) {
@@ -18,14 +21,15 @@ void on_stop_signal(int signal_number) {
   }
   first_signal.store(signal_number);  // before the request, which the run reads first
   stop_requested.store(true);
-  constexpr char kNote[] = "\ntinygpt: stopping after this step and saving; a second Ctrl-C (or SIGTERM) quits at once\n";
-  const ssize_t ignored = write(STDERR_FILENO, kNote, sizeof kNote - 1);
+  const char* note = stop_note.load();
+  const ssize_t ignored = write(STDERR_FILENO, note, std::char_traits<char>::length(note));
   (void)ignored;
 }
 
 }  // namespace
 
-StopOnSignals::StopOnSignals() {
+StopOnSignals::StopOnSignals(const char* note) {
+  stop_note.store(note);
   stop_requested.store(false);
   first_signal.store(0);
   struct sigaction action = {};

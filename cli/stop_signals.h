@@ -14,7 +14,9 @@ namespace tg::cli {
 // Handles SIGINT and SIGTERM while it lives; the previous handlers come back after.
 class StopOnSignals {
  public:
-  StopOnSignals();
+  // `note` goes to stderr at the first signal (a string literal: the handler reads it).
+  explicit StopOnSignals(
+      const char* note = "\ntinygpt: stopping after this step and saving; a second Ctrl-C (or SIGTERM) quits at once\n");
   ~StopOnSignals();
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;

@@ -1,0 +1,204 @@
+#include "tinygpt/serve/http_server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "tinygpt/serve/answers.h"
+#include "tinygpt/serve/chat_page.h"
+
+namespace tg::serve {
+
+namespace {
+
+constexpr const char* kJson = "application/json";
+
+// The paths we answer, and the method each takes (any other method: 405).
+struct Route {
+  const char* path;
+  const char* method;
+};
+constexpr std::array<Route, 5> kRoutes = {{{"/health", "GET"},
+                                           {"/v1/models", "GET"},
+                                           {"/v1/completions", "POST"},
+                                           {"/v1/chat/completions", "POST"},
+                                           {"/", "GET"}}};
+
+void send_error(httplib::Response& response, const ApiError& error) {
+  response.status = error.status;
+  response.set_content(dump_json(error_body(error)), kJson);
+}
+
+int64_t unix_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// httplib's own refusals (no route, a body too large, a request it could not
+// read), in OpenAI's error shape. Our handlers' errors already have a body.
+void explain_status(const httplib::Request& request, httplib::Response& response, int64_t max_body_bytes) {
+  if (response.status == 404) {
+    for (const Route& route : kRoutes)
+      if (request.path == route.path) {
+        response.set_header("Allow", route.method);
+        send_error(response, ApiError(405, request.method + " " + request.path + " is not allowed; use " +
+                                               route.method));
+        return;
+      }
+    send_error(response, ApiError(404, "no such endpoint: " + request.method + " " + request.path +
+                                           " (tinygpt serve has /v1/completions, /v1/chat/completions, /v1/models, "
+                                           "/health and /)"));
+  } else if (response.status == 413) {
+    send_error(response, ApiError(413, "the request body is larger than this server's limit of " +
+                                           std::to_string(max_body_bytes) + " bytes (serve --max-body-bytes)"));
+  } else {
+    send_error(response, ApiError(response.status, "the request could not be read (HTTP " +
+                                                       std::to_string(response.status) + ")"));
+  }
+}
+
+// Compares every byte whatever the first difference, so that the time taken
+// says nothing of how much of a guessed key was right.
+bool same_key(std::string_view given, std::string_view key) {
+  unsigned char difference = given.size() != key.size();
+  for (size_t index = 0; index < key.size(); ++index)
+    difference |= static_cast<unsigned char>(key[index] ^ (index < given.size() ? given[index] : 0));
+  return difference == 0;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(Engine& engine, ServedModel model, ServerOptions options)
+    : engine_(engine),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      started_(unix_seconds()),
+      server_(std::make_unique<httplib::Server>()) {
+  const size_t threads = static_cast<size_t>(options_.handler_threads);
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
+  server_->set_read_timeout(options_.io_timeout);
+  server_->set_write_timeout(options_.io_timeout);
+  // An idle kept-alive connection holds a thread, and delays the end of a shutdown, this long at most.
+  server_->set_keep_alive_timeout(2);
+  add_routes();
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind() {
+  if (options_.port == 0) {
+    const int port = server_->bind_to_any_port(options_.host);
+    check(port > 0, "serve: cannot listen on ", options_.host, ": not an address of this machine");
+    return port;
+  }
+  check(server_->bind_to_port(options_.host, options_.port), "serve: cannot listen on ", options_.host, ":",
+        options_.port, ": the port is in use, or the host is not an address of this machine");
+  return options_.port;
+}
+
+void HttpServer::listen() { server_->listen_after_bind(); }
+
+void HttpServer::stop() { server_->stop(); }
+
+bool HttpServer::authorised(const std::string& authorization_header) const {
+  static constexpr std::string_view kBearer = "Bearer ";
+  if (authorization_header.size() < kBearer.size() ||
+      !std::equal(kBearer.begin(), kBearer.end(), authorization_header.begin(),
+                  [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+    return false;
+  return same_key(std::string_view(authorization_header).substr(kBearer.size()), options_.api_key);
+}
+
+void HttpServer::add_routes() {
+  httplib::Server& server = *server_;
+  server.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
+    if (options_.api_key.empty() || request.path.rfind("/v1/", 0) != 0 ||
+        authorised(request.get_header_value("Authorization")))
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(response, ApiError(401, "a valid API key is needed: send the header Authorization: Bearer KEY", "",
+                                  "invalid_api_key", "authentication_error"));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Called for every status from 400 on, ours included: those have their body already.
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const httplib::Request& request, httplib::Response& response) {
+        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        explain_status(request, response, options_.max_body_bytes);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  // A bug of ours, not the client's: said as one.
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr thrown) {
+    std::string message = "internal error";
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const std::exception& error) {
+      message += std::string(": ") + error.what();
+    } catch (...) {
+    }
+    send_error(response, ApiError(500, message, "", "", "server_error"));
+  });
+
+  server.Get("/health", [this](const httplib::Request&, httplib::Response& response) {
+    const EngineStats stats = engine_.stats();
+    const nlohmann::json health = {{"status", "ok"}, {"model", model_.id}, {"active", stats.active},
+                                   {"queued", stats.queued}, {"completed", stats.completed}};
+    response.set_content(dump_json(health), kJson);
+  });
+  server.Get("/v1/models", [this](const httplib::Request&, httplib::Response& response) {
+    response.set_content(dump_json(models_list(model_.id, started_)), kJson);
+  });
+  server.Get("/", [](const httplib::Request&, httplib::Response& response) {
+    const std::string_view page = chat_page_html();
+    response.set_content(page.data(), page.size(), "text/html; charset=utf-8");
+  });
+  const auto complete = [this](Endpoint endpoint) {
+    return [this, endpoint](const httplib::Request& request, httplib::Response& response) {
+      try {
+        answer(endpoint, request, response);
+      } catch (const ApiError& error) {
+        send_error(response, error);
+      }
+    };
+  };
+  server.Post("/v1/completions", complete(Endpoint::Completions));
+  server.Post("/v1/chat/completions", complete(Endpoint::ChatCompletions));
+}
+
+void HttpServer::answer(Endpoint endpoint, const httplib::Request& http_request, httplib::Response& response) {
+  ApiRequest request = parse_request(endpoint, http_request.body, model_);
+  request.completion.deadline = Clock::now() + options_.request_timeout;
+  std::shared_ptr<TokenStream> stream;
+  try {
+    stream = engine_.submit(request.completion);
+  } catch (const EngineBusy& busy) {
+    response.set_header("Retry-After", "1");
+    throw ApiError(503, busy.what(), "", "", "server_error");
+  } catch (const Error& refused) {  // parse_request checked all but the KV memory the request needs
+    throw ApiError(400, refused.what(), "max_tokens");
+  }
+  const AnswerHeader header = new_answer_header(endpoint, model_.id);
+  const tokenizer::TextTokenizer& tokenizer = *model_.tokenizer;
+  if (!request.stream) {
+    try {
+      response.set_content(dump_json(whole_answer_of(request, *stream, tokenizer, header)), kJson);
+    } catch (...) {
+      stream->cancel();
+      throw;
+    }
+    return;
+  }
+  response.set_header("Cache-Control", "no-cache");
+  response.set_chunked_content_provider(
+      "text/event-stream",
+      [request = std::move(request), stream, &tokenizer, header](size_t, httplib::DataSink& sink) {
+        return stream_answer(request, *stream, tokenizer, header, sink);
+      },
+      // Also when the answer never started (the connection was already gone): the engine drops the sequence.
+      [stream](bool success) {
+        if (!success) stream->cancel();
+      });
+}
+
+}  // namespace tg::serve
