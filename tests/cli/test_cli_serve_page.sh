@@ -5,8 +5,10 @@
 # typed and sent with Enter stream in and equal what the same conversation gets
 # without streaming (greedy); each reply's figures; a wrong API key's error shown as
 # text; nothing overlaps or overflows at 360 and 1400 px (screenshots in the scratch
-# folder). Then 32 clients x 10 streamed requests at once (bench/run_serve_load.sh
-# --check): none fails. The model is the Llama fixture (it has a chat template).
+# folder). The model: a char-level one trained on a few conversations in a second
+# (ChatML; readable replies, whole characters, room for every turn in its 256).
+# Then 32 clients x 10 streamed requests at once on the Llama fixture
+# (bench/run_serve_load.sh --check): none fails.
 #
 # usage: test_cli_serve_page.sh path/to/tinygpt   (CTest passes the built binary)
 # Needs Debian's chromium, Node.js and puppeteer-core (bash scripts/setup.sh --test).
@@ -25,10 +27,26 @@ page=serve/chat_page.html
 grep -nE '@[A-Za-z_0-9/.+-]+@' "$page" && fail "$page holds a @NAME@ that configure_file would replace"
 grep -nF ')tinygpt_page"' "$page" && fail "$page holds the raw string's closing delimiter"
 
-model=(--weights tests/fixtures/hf_llama/llama)
+# Conversations with the page's turns, learnt by heart: each reply is then a sentence.
+while IFS='|' read -r question answer; do
+  for system in '' '{"role": "system", "content": "Be brief."}, '; do
+    echo "{\"messages\": [$system{\"role\": \"user\", \"content\": \"$question\"}, {\"role\": \"assistant\", \"content\": \"$answer\"}]}"
+  done
+done >"$work/chats.jsonl" <<'EOF'
+Hello there|Hello! How can I help you today?
+Tell me\nmore|There is not much more to tell: I am a small model.
+And then?|Then we talk some more.
+Hi again|Hi! What would you like to talk about?
+Go on|I was trained in a second, on a few lines.
+Thanks|You are welcome.
+EOF
+"$tinygpt" train --data "$work/chats.jsonl" --layers 2 --heads 2 --dims 64 --block-size 256 --batch-size 4 --iters 400 \
+  --lr 3e-3 --eval-interval 400 --eval-iters 1 --seed 5 --out "$work/chat" >/dev/null 2>"$work/train.log" \
+  || fail "train on conversations: $(cat "$work/train.log")"
+
 api_key=test-key-$RANDOM
 # Port 0: the server takes a free port and prints it ("listening on http://127.0.0.1:PORT/").
-"$tinygpt" serve "${model[@]}" --port 0 --api-key "$api_key" >"$work/serve.log" 2>&1 &
+"$tinygpt" serve --ckpt "$work/chat" --port 0 --api-key "$api_key" >"$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
 url=""
@@ -52,7 +70,7 @@ kill $server 2>/dev/null
 wait $server 2>/dev/null
 
 # Many clients at once on the same fixture: every request answered.
-TINYGPT=$tinygpt MODEL="${model[*]}" CLIENTS=32 REQUESTS=10 PROMPT_WORDS=1,3,6 MAX_TOKENS=2,5,9 \
+TINYGPT=$tinygpt MODEL="--weights tests/fixtures/hf_llama/llama" CLIENTS=32 REQUESTS=10 PROMPT_WORDS=1,3,6 MAX_TOKENS=2,5,9 \
   bash bench/run_serve_load.sh --check >"$work/load.log" 2>&1 || fail "32 clients x 10 requests: $(cat "$work/load.log")"
 
 finish "serve's chat page and load"

@@ -56,7 +56,7 @@ try {
   await page.$eval('#temperature', (input) => { input.value = ''; });
   await page.type('#temperature', '0');
   await page.$eval('#max-tokens', (input) => { input.value = ''; });
-  await page.type('#max-tokens', '12');
+  await page.type('#max-tokens', '40');
   await page.type('#system', 'Be brief.');
 
   const models = await (await fetch(baseUrl + '/v1/models', {headers: {Authorization: 'Bearer ' + apiKey}})).json();
@@ -100,7 +100,7 @@ try {
     }
     if (chatRequests.length !== requestsBefore + 1) { fail(`turn ${turn + 1}: ${chatRequests.length - requestsBefore} requests`); continue; }
     const sent = chatRequests.at(-1);
-    if (sent.stream !== true || sent.temperature !== 0 || sent.max_tokens !== 12 || sent.model !== modelId) {
+    if (sent.stream !== true || sent.temperature !== 0 || sent.max_tokens !== 40 || sent.model !== modelId) {
       fail(`turn ${turn + 1}: the request's settings: ${JSON.stringify(sent)}`);
     }
     // The whole conversation each turn: the system message, then user and assistant in turn.
