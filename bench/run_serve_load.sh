@@ -59,9 +59,10 @@ until [[ -n $url ]] && curl -sf "$url/health" >/dev/null; do
     exit 1
   fi
   sleep 0.2
-  url=$(grep -om1 'listening on http://[^/]*' "$work/serve.log" | sed 's/^listening on //')
+  url=$(grep -om1 'listening on http://[^/]*' "$work/serve.log" | sed 's/^listening on //' || true)
 done
 
+grep -m1 '^serve: ' "$work/serve.log"  # what is served: the model, its context, sequences at once
 status=0
 node bench/serve_load.mjs --url "$url" --clients "${CLIENTS:-1,2,4,8,16,32}" \
   --requests "${REQUESTS:-10}" --prompt-words "${PROMPT_WORDS:-8,64,256}" --max-tokens "${MAX_TOKENS:-16,64,128}" \

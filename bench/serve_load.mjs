@@ -9,7 +9,8 @@
 //   --check: exit 1 if any request failed (the CLI test's use), after the table.
 //
 // Per request: TTFT, the time from sending it to its first token; TPOT, the time
-// per output token after the first ((last - first) / (tokens - 1)); tokens are
+// per output token after the first ((latency - TTFT) / (tokens - 1), latency
+// ending at the stream's data: [DONE]); tokens are
 // the usage of the final chunk (stream_options.include_usage), else the chunks
 // counted. A level's output tokens/s is all its requests' tokens over its wall
 // time, and "vs 1 client" that rate over the 1-client level's.
@@ -84,7 +85,7 @@ async function timedRequest(index) {
   const headers = {'Content-Type': 'application/json'};
   if (options['api-key']) headers.Authorization = 'Bearer ' + options['api-key'];
   const sent = performance.now();
-  let first = null, last = null, chunks = 0, usage = null;
+  let first = null, chunks = 0, usage = null;
   try {
     const response = await fetch(options.url + path, {method: 'POST', headers, body: JSON.stringify(requestBody(index))});
     if (!response.ok) {
@@ -96,7 +97,7 @@ async function timedRequest(index) {
     for await (const data of serverSentEvents(response.body)) {
       if (data === '[DONE]') {
         const tokens = usage ? usage.completion_tokens : chunks;
-        return {ttft: first === null ? null : first - sent, tpot: tokens > 1 ? (last - first) / (tokens - 1) : null, tokens};
+        return {ttft: first === null ? null : first - sent, tpot: tokens > 1 ? (performance.now() - first) / (tokens - 1) : null, tokens};
       }
       const chunk = JSON.parse(data);
       if (chunk.error) return {error: 'in the stream: ' + chunk.error.message};
@@ -104,8 +105,7 @@ async function timedRequest(index) {
       const choice = (chunk.choices || [])[0];
       const text = choice && (options.endpoint === 'chat' ? choice.delta && choice.delta.content : choice.text);
       if (!text) continue;
-      last = performance.now();
-      if (first === null) first = last;
+      if (first === null) first = performance.now();
       chunks++;
     }
     return {error: 'the stream ended without data: [DONE]'};
