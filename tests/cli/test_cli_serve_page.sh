@@ -3,11 +3,12 @@
 # driven by puppeteer-core from build/npm): GET / is serve/chat_page.html byte for
 # byte; the page asks nothing of another origin and has no script error; two turns
 # typed and sent with Enter stream in and equal what the same conversation gets
-# without streaming (greedy); each reply's figures; a wrong API key's error shown as
-# text; nothing overlaps or overflows at 360 and 1400 px (screenshots in the scratch
-# folder). The model: a char-level one trained on a few conversations in a second
-# (ChatML; readable replies, whole characters, room for every turn in its 256).
-# Then 32 clients x 10 streamed requests at once on the Llama fixture
+# without streaming (greedy); each reply's figures; Stop; a new conversation; a wrong
+# API key's error and a too large max_tokens' shown as text; nothing overlaps or
+# overflows at 360 and 1400 px (screenshots in the scratch folder). The model: a
+# char-level one trained on a few conversations in a second (ChatML; readable
+# replies, whole characters, room for every turn in its 256 positions). Then 32
+# clients x 10 streamed requests at once on the Llama fixture
 # (bench/run_serve_load.sh --check): none fails.
 #
 # usage: test_cli_serve_page.sh path/to/tinygpt   (CTest passes the built binary)

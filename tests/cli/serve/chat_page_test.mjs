@@ -142,6 +142,23 @@ try {
   if (await page.$eval('#prompt', (box) => box.value) !== 'And then?') fail('a wrong key: the message was not returned to the box');
   if ((await page.$$('.message.assistant')).length !== 2) fail('a wrong key: the conversation lost or gained a reply');
 
+  // A request the server refuses by its field: max_tokens beyond what it allows.
+  await page.$eval('#api-key', (input) => { input.value = ''; });
+  await page.type('#api-key', apiKey);
+  await page.$eval('#max-tokens', (input) => { input.value = ''; });
+  await page.type('#max-tokens', '1000000');
+  await page.$eval('#prompt', (box) => { box.value = ''; });
+  await sendTurn('And then?');
+  const tooMany = await direct(chatRequests.at(-1));
+  const shownErrors = await page.$$eval('.message.error', (boxes) => boxes.map((box) => box.textContent));
+  if (tooMany.status !== 400 || !tooMany.body.error || !(shownErrors.at(-1) || '').includes(tooMany.body.error.message)) {
+    fail(`max_tokens too large: the page shows '${shownErrors.at(-1)}', the server said ${tooMany.status} ${JSON.stringify(tooMany.body)}`);
+  }
+  await page.$eval('#max-tokens', (input) => { input.value = ''; });
+  await page.type('#max-tokens', '40');
+  await page.$eval('#api-key', (input) => { input.value = ''; });
+  await page.type('#api-key', 'wrong-key');
+
   // The layout at a phone's width and a wide screen's, settings open: nothing overlaps, no text overflows.
   for (const width of [360, 1400]) {
     await page.setViewport({width, height: 800});
@@ -223,6 +240,8 @@ try {
   await page.type('#prompt', 'Go on');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => window.replyUpdates >= 2, {timeout: 30000});
+  const midway = await page.evaluate(() => document.body.dataset.state);
+  if (midway !== 'streaming') fail(`while a reply streams the page's state is '${midway}'`);
   await page.click('#stop');
   await page.waitForFunction(() => document.body.dataset.state !== 'streaming', {timeout: 10000});
   const stoppedSent = chatRequests.at(-1);
