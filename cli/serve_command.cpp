@@ -108,8 +108,9 @@ void add_serve_command(CLI::App& app) {
   auto arguments = std::make_shared<ServeArguments>();
   CLI::App* command = app.add_subcommand("serve", "Serve a model over OpenAI's API (completions, chat) and a chat page");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
-  command->add_option("--host", arguments->server.host, "Address to listen on (another than 127.0.0.1 is reachable "
-                                                        "from other machines: give --api-key)")
+  command
+      ->add_option("--host", arguments->server.host,
+                   "Address to listen on (any other than 127.0.0.1 lets other machines in: give --api-key)")
       ->capture_default_str();
   command->add_option("--port", arguments->server.port, "Port to listen on (0: a free one, printed at start)")
       ->capture_default_str()
@@ -122,7 +123,7 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--max-queued", arguments->engine.max_queued,
                       "Requests waiting for a place; one more is answered 503")
       ->capture_default_str()
-      ->check(integer_in(0, 100'000));
+      ->check(integer_in(1, 100'000));
   command->add_option("--max-tokens", arguments->max_tokens,
                       "Tokens a request may ask for at most (default: the model's context)")
       ->check(integer_in(1, 10'000'000));

@@ -67,7 +67,7 @@ nlohmann::json whole_answer_of(const ApiRequest& request, TokenStream& stream, c
   return whole_answer(request.endpoint, header, text, finish_reason, {stream.prompt_tokens(), reply.tokens()});
 }
 
-bool stream_answer(const ApiRequest& request, TokenStream& stream, const tokenizer::TextTokenizer& tokenizer,
+StreamEnd stream_answer(const ApiRequest& request, TokenStream& stream, const tokenizer::TextTokenizer& tokenizer,
                    const AnswerHeader& header, httplib::DataSink& sink) {
   const auto send = [&](const std::string& data) {
     if (sink.write(data.data(), data.size())) return true;
@@ -77,14 +77,14 @@ bool stream_answer(const ApiRequest& request, TokenStream& stream, const tokeniz
   const Endpoint endpoint = request.endpoint;
   // OpenAI's chat streams open with the role, and no text yet.
   if (endpoint == Endpoint::ChatCompletions && !send(event(text_chunk(endpoint, header, "", /*first=*/true))))
-    return false;
+    return StreamEnd::ClientGone;
   ReplyText reply(tokenizer, request.stop_texts);
   const char* finish_reason = "stop";
   while (true) {
     const TokenStream::Event next = *stream.next();
     if (!next.finished) {
       const std::string piece = reply.add(next.id);
-      if (!piece.empty() && !send(event(text_chunk(endpoint, header, piece)))) return false;
+      if (!piece.empty() && !send(event(text_chunk(endpoint, header, piece)))) return StreamEnd::ClientGone;
       if (reply.stop_found()) {
         stream.cancel();
         break;
@@ -96,20 +96,20 @@ bool stream_answer(const ApiRequest& request, TokenStream& stream, const tokeniz
     if (next.reason == FinishReason::Failed || (next.reason == FinishReason::ShutDown && reply.tokens() == 0)) {
       const ApiError error = next.reason == FinishReason::Failed ? failure(next) : shut_down();
       send(event(error_body(error)));
-      return false;
+      return StreamEnd::Failed;
     }
     const std::string rest = reply.end();
-    if (!rest.empty() && !send(event(text_chunk(endpoint, header, rest)))) return false;
+    if (!rest.empty() && !send(event(text_chunk(endpoint, header, rest)))) return StreamEnd::ClientGone;
     finish_reason = openai_finish_reason(next.reason);
     break;
   }
-  if (!send(event(finish_chunk(endpoint, header, finish_reason)))) return false;
+  if (!send(event(finish_chunk(endpoint, header, finish_reason)))) return StreamEnd::ClientGone;
   if (request.include_usage &&
       !send(event(usage_chunk(endpoint, header, {stream.prompt_tokens(), reply.tokens()}))))
-    return false;
-  if (!send(std::string(kStreamEnd))) return false;
+    return StreamEnd::ClientGone;
+  if (!send(std::string(kStreamEnd))) return StreamEnd::ClientGone;
   sink.done();
-  return true;
+  return StreamEnd::Complete;
 }
 
 }  // namespace tg::serve

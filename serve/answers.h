@@ -18,10 +18,15 @@ namespace tg::serve {
 nlohmann::json whole_answer_of(const ApiRequest& request, TokenStream& stream, const tokenizer::TextTokenizer& tokenizer,
                                const AnswerHeader& header);
 
+enum class StreamEnd {
+  Complete,    // every chunk and "data: [DONE]" sent
+  ClientGone,  // a write failed: the client went away, or took no data for the write timeout
+  Failed,      // the model failed, or the server stopped before any token: an error event was the last
+};
+
 // Writes the reply to `sink` as it comes, chunk by chunk, then "data: [DONE]".
-// A write that fails (the client went away, or took no data for the write
-// timeout) cancels the stream, so the engine drops the sequence; returns false then.
-bool stream_answer(const ApiRequest& request, TokenStream& stream, const tokenizer::TextTokenizer& tokenizer,
+// A write that fails cancels the stream, so the engine drops the sequence.
+StreamEnd stream_answer(const ApiRequest& request, TokenStream& stream, const tokenizer::TextTokenizer& tokenizer,
                    const AnswerHeader& header, httplib::DataSink& sink);
 
 }  // namespace tg::serve

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iostream>
 
 #include "tinygpt/serve/answers.h"
 #include "tinygpt/serve/chat_page.h"
@@ -106,19 +107,20 @@ bool HttpServer::authorised(const std::string& authorization_header) const {
   static constexpr std::string_view kBearer = "Bearer ";
   if (authorization_header.size() < kBearer.size() ||
       !std::equal(kBearer.begin(), kBearer.end(), authorization_header.begin(),
-                  [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+                  [](unsigned char a, unsigned char b) { return std::tolower(a) == std::tolower(b); }))
     return false;
   return same_key(std::string_view(authorization_header).substr(kBearer.size()), options_.api_key);
 }
 
 void HttpServer::add_routes() {
   httplib::Server& server = *server_;
-  server.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
-    if (options_.api_key.empty() || request.path.rfind("/v1/", 0) != 0 ||
-        authorised(request.get_header_value("Authorization")))
+  // httplib bounds a body by its Content-Length only: a chunked one could be of any
+  // size, so it is refused before it is read. (What follows on the connection is
+  // then read as requests, which fail: httplib bounds the length of a request line.)
+  server.set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    if (request.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos)
       return httplib::Server::HandlerResponse::Unhandled;
-    send_error(response, ApiError(401, "a valid API key is needed: send the header Authorization: Bearer KEY", "",
-                                  "invalid_api_key", "authentication_error"));
+    send_error(response, ApiError(411, "a request body must come with its Content-Length, not chunked"));
     return httplib::Server::HandlerResponse::Handled;
   });
   // Called for every status from 400 on, ours included: those have their body already.
@@ -146,9 +148,26 @@ void HttpServer::add_routes() {
                                    {"queued", stats.queued}, {"completed", stats.completed}};
     response.set_content(dump_json(health), kJson);
   });
-  server.Get("/v1/models", [this](const httplib::Request&, httplib::Response& response) {
-    response.set_content(dump_json(models_list(model_.id, started_)), kJson);
-  });
+  // The API key is checked once the body is read, so that a refused request
+  // leaves its connection ready for the next (kept alive by OpenAI's clients).
+  const auto with_key = [this](httplib::Server::Handler handler) {
+    return [this, handler](const httplib::Request& request, httplib::Response& response) {
+      if (options_.api_key.empty() || authorised(request.get_header_value("Authorization")))
+        return handler(request, response);
+      send_error(response, ApiError(401, "a valid API key is needed: send the header Authorization: Bearer KEY", "",
+                                    "invalid_api_key", "authentication_error"));
+    };
+  };
+  server.Get("/v1/models", with_key([this](const httplib::Request&, httplib::Response& response) {
+               response.set_content(dump_json(models_list(model_.id, started_)), kJson);
+             }));
+  server.Get("/v1/models/(.+)", with_key([this](const httplib::Request& request, httplib::Response& response) {
+               if (request.matches[1] != model_.id)
+                 return send_error(response, ApiError(404, "the model '" + request.matches[1].str() +
+                                                               "' does not exist; this server has '" + model_.id + "'",
+                                                      "model", "model_not_found"));
+               response.set_content(dump_json(models_list(model_.id, started_)["data"][0]), kJson);
+             }));
   server.Get("/", [](const httplib::Request&, httplib::Response& response) {
     const std::string_view page = chat_page_html();
     response.set_content(page.data(), page.size(), "text/html; charset=utf-8");
@@ -162,8 +181,8 @@ void HttpServer::add_routes() {
       }
     };
   };
-  server.Post("/v1/completions", complete(Endpoint::Completions));
-  server.Post("/v1/chat/completions", complete(Endpoint::ChatCompletions));
+  server.Post("/v1/completions", with_key(complete(Endpoint::Completions)));
+  server.Post("/v1/chat/completions", with_key(complete(Endpoint::ChatCompletions)));
 }
 
 void HttpServer::answer(Endpoint endpoint, const httplib::Request& http_request, httplib::Response& response) {
@@ -192,8 +211,12 @@ void HttpServer::answer(Endpoint endpoint, const httplib::Request& http_request,
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",
-      [request = std::move(request), stream, &tokenizer, header](size_t, httplib::DataSink& sink) {
-        return stream_answer(request, *stream, tokenizer, header, sink);
+      [request = std::move(request), stream, &tokenizer, header, this](size_t, httplib::DataSink& sink) {
+        const StreamEnd end = stream_answer(request, *stream, tokenizer, header, sink);
+        if (end == StreamEnd::ClientGone)
+          std::cerr << "serve: a client stopped taking its stream (gone, or no data taken for "
+                    << options_.io_timeout.count() << " s): its reply was cancelled\n";
+        return end == StreamEnd::Complete;
       },
       // Also when the answer never started (the connection was already gone): the engine drops the sequence.
       [stream](bool success) {

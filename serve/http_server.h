@@ -1,14 +1,15 @@
 // tinygpt serve's HTTP side: OpenAI's endpoints over cpp-httplib, in front of the engine.
 //
 //   GET  /health                 {"status": "ok", ...}, never behind the API key (for load balancers)
-//   GET  /v1/models              the one model served
+//   GET  /v1/models              the one model served (and /v1/models/ID, its entry)
 //   POST /v1/completions         a text (or ids) continued
 //   POST /v1/chat/completions    a conversation answered, rendered with the model's chat template
 //   GET  /                       the chat page (serve/chat_page.html)
 //
 // Each request is one thread of a fixed pool while it lasts; the engine's one
 // thread runs the model for all of them (serve/engine.h). Every limit a client
-// could otherwise push on is bounded: the body's size (413), the time to send
+// could otherwise push on is bounded: the body's size (413; a chunked body, whose
+// size httplib does not bound, is refused with 411), the time to send
 // the request or take the answer (the connection is closed), the tokens asked
 // for (400), the time a reply may take (it ends as if max_tokens were reached),
 // the requests waiting (503 with Retry-After). A client's mistake is a 4xx in

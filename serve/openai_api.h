@@ -6,6 +6,8 @@
 // wrong type or out of range, or asks for what tinygpt cannot do (n > 1,
 // logprobs, tools, penalties, ...): a client is told, not silently given less.
 // Fields we do not know are ignored, as OpenAI's own server does with `user`.
+//
+// Requests are read in openai_requests.cpp, answers written in openai_answers.cpp.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -2,9 +2,10 @@
 # tinygpt serve end to end on the Llama fixture (tests/fixtures/hf_llama/llama: a
 # tokenizer.json, a chat template, a context of 128): OpenAI's Node client for
 # completions and chat, whole and streamed; greedy text over HTTP equal to
-# tinygpt sample --greedy; hostile clients, each refused with its status, the
-# server serving on; 32 clients at once without a failure; SIGTERM with streams
-# under way; the API key; the usage errors.
+# tinygpt sample --greedy; clients that leave a stream (their replies cancelled);
+# a full queue (503); hostile clients, each refused with its status, the server
+# serving on; 32 clients at once without a failure; SIGTERM with streams under
+# way; the API key; the warning for another host than the loopback; the usage errors.
 #
 # usage: test_cli_serve.sh path/to/tinygpt   (CTest passes the built binary)
 # Needs node with the openai npm package in build/npm (bash scripts/setup.sh --test) and python3.
@@ -24,7 +25,8 @@ fi
 server_pid=""
 port=""
 model_flags=(--weights "$model")
-# start_server NAME [FLAGS...]: the model of model_flags: tinygpt serve on a free port (--port 0, read back from its startup line).
+# start_server NAME [FLAGS...]: tinygpt serve with model_flags' model on a free port (--port 0, read back
+# from the startup line); sets server_pid and port.
 start_server() {
   local name=$1
   shift
@@ -32,7 +34,7 @@ start_server() {
   server_pid=$!
   port=""
   for _ in $(seq 1 300); do
-    port=$(grep -o 'listening on http://[^ ]*:[0-9]*/' "$work/$name.log" | grep -o '[0-9]*/$' | tr -d /)
+    port=$(grep -o 'listening on http://[^ ]*:[0-9]*/' "$work/$name.log" 2>/dev/null | grep -o '[0-9]*/$' | tr -d /)
     [[ -n $port ]] && return 0
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1
@@ -73,8 +75,9 @@ fi
 
 # ---- greedy text over HTTP equal to tinygpt sample's, on a char-level model (whose text is always
 # whole UTF-8 characters: the fixture's random weights make bytes a JSON answer would replace) ----
-for _ in $(seq 60); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
-if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 32 --batch-size 2 --iters 6 \
+for _ in $(seq 300); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
+# A context of 1024: replies long enough to outlast a client that leaves.
+if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 1024 --batch-size 1 --iters 2 \
      --eval-interval 3 --eval-iters 2 --seed 5 --out "$work/char" >/dev/null 2>"$work/train.log"; then
   model_flags=(--ckpt "$work/char")
   if start_server char; then
@@ -88,7 +91,17 @@ if "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --b
       cmp -s "$work/sample.txt" "$work/http.txt" \
         || fail "greedy over HTTP differs from tinygpt sample: '$(cat "$work/http.txt")' vs '$(cat "$work/sample.txt")'"
     done
+    # Clients that leave a stream: their replies cancelled (said on stderr), the server serving on.
+    python3 "$scripts/hostile_clients.py" "$port" char 1024 "$io_timeout" gone 2>"$work/gone.err" \
+      || fail "clients that leave: $(cat "$work/gone.err")"
+    [[ $(grep -c 'stopped taking its stream' "$work/char.log") -eq 3 ]] \
+      || fail "clients that leave: expected 3 cancelled replies on stderr: $(cat "$work/char.log")"
     stop_server char
+  fi
+  if start_server busy --max-sequences 1 --max-queued 1; then
+    python3 "$scripts/hostile_clients.py" "$port" char 1024 "$io_timeout" busy 2>"$work/busy.err" \
+      || fail "a full queue: $(cat "$work/busy.err")"
+    stop_server busy
   fi
   model_flags=(--weights "$model")
 else
@@ -124,6 +137,8 @@ export TINYGPT_API_KEY=s3cret-key
 if start_server key; then
   node "$scripts/openai_client.mjs" "http://127.0.0.1:$port" llama key "$TINYGPT_API_KEY" 2>"$work/key.err" \
     || fail "API key: $(cat "$work/key.err")"
+  python3 "$scripts/hostile_clients.py" "$port" llama "$context" "$io_timeout" key "$TINYGPT_API_KEY" 2>"$work/key2.err" \
+    || fail "API key on one connection: $(cat "$work/key2.err")"
   status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/models")
   [[ $status == 401 ]] || fail "no key: status $status, expected 401"
   status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health")

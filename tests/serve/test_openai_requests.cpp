@@ -151,6 +151,7 @@ TEST_CASE("wrong types and out-of-range values are refused with the field named"
            {"seed", json::parse("99999999999999999999")},
            {"stream", "yes"},
            {"stream_options", 1},
+           {"stream_options", {{"include_usage", "yes"}}},
            {"stop", 5},
            {"stop", {"a", "b", "c", "d", "e"}},
            {"stop", {"a", 1}},
@@ -168,8 +169,9 @@ TEST_CASE("wrong types and out-of-range values are refused with the field named"
     CAPTURE(value.dump());
     const ApiError error = refusal(completion({{name, value}}));
     CHECK(error.status == 400);
-    CHECK(error.param == name);
+    CHECK(error.param.rfind(name, 0) == 0);  // the field, or the field inside it at fault
   }
+  CHECK(refusal(completion({{"stream_options", {{"include_usage", 1}}}})).param == "stream_options.include_usage");
   CHECK(refusal(Endpoint::Completions, "{}").param == "prompt");
   CHECK(refusal(Endpoint::Completions, R"({"prompt": "a", "max_tokens": 1e400})").status == 400);
 }

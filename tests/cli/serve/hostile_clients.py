@@ -5,6 +5,12 @@
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT crowd      32 clients x 10 requests, none failing
     python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT streams N  N clients streaming until the server
                                                                            goes away (for the SIGTERM check)
+    python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT key KEY    refused without the key, then served
+                                                                           with it on the same connection
+    python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT busy       6 long replies at once on a server with
+                                                                           one place and one in the queue: 503s
+    python3 hostile_clients.py PORT MODEL_ID CONTEXT IO_TIMEOUT gone       3 clients that leave a long stream after
+                                                                           its first chunk: the server drops them
 
 Prints each failed check on stderr and exits 1 when there was one.
 """
@@ -150,6 +156,8 @@ def hostile():
     expect("logprobs", 400, "POST", "/v1/chat/completions",
            {"messages": [{"role": "user", "content": "x"}], "logprobs": True, "top_logprobs": 3}, param="logprobs")
     expect("unknown route", 404, "GET", "/v1/engines")
+    check(request("GET", f"/v1/models/{model}")[1].get("id") == model, "GET /v1/models/ID: not the model")
+    expect("another model's entry", 404, "GET", "/v1/models/gpt-4o", code="model_not_found")
     expect("wrong method", 405, "GET", "/v1/completions")
     expect("wrong method on /health", 405, "POST", "/health", b"{}")
     answer = expect("unknown fields", 200, "POST", "/v1/completions",
@@ -157,6 +165,9 @@ def hostile():
                                 "stream_options": None, "something": [1, {"x": None}]}))
     check(isinstance(answer, dict) and isinstance(answer["choices"][0]["text"], str), f"unknown fields: {answer}")
     huge_body()
+    raw = raw_exchange(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       + b"100000\r\n" + b"a" * 65536, read_timeout=io_timeout + 5)
+    check(status_of(raw) == 411, f"a chunked body: {raw[:200] if raw else raw!r}")
     raw = raw_exchange(b"NOT HTTP AT ALL\r\n\r\n", read_timeout=io_timeout + 5)
     check(raw is not None, "a request line that is no HTTP: the connection stayed open")
     health = expect("health", 200, "GET", "/health")
@@ -237,10 +248,81 @@ def streams(count):
         time.sleep(1)
 
 
+def gone():
+    """Clients that take the first chunk of a long stream and leave; the server must cancel their replies."""
+    for _ in range(3):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        body = json.dumps(completion({"max_tokens": context - 8, "stream": True, "prompt": "F"})).encode()
+        sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        received = b""
+        while b"data: " not in received:
+            received += sock.recv(4096)
+        sock.close()
+    for _ in range(100):  # the engine drops them at its next step
+        status, health = request("GET", "/health")
+        if health.get("active") == 0:
+            break
+        time.sleep(0.05)
+    check(health.get("active") == 0, f"the clients that left still have sequences: {health}")
+    answer = expect("a good request afterwards", 200, "POST", "/v1/completions", completion({"max_tokens": 3, "prompt": "F"}))
+    check(isinstance(answer, dict) and "choices" in answer, f"good request: {answer}")
+
+
+def busy():
+    """More requests than places and queue: the rest are 503 with Retry-After, the others answered."""
+    results = []
+
+    def client():
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("POST", "/v1/completions", body=json.dumps(completion({"max_tokens": context - 8, "prompt": "F"})),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        with lock:
+            results.append((response.status, response.getheader("Retry-After"), answer))
+
+    threads = [threading.Thread(target=client) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = sorted(status for status, _, _ in results)
+    check(statuses.count(200) >= 2 and statuses.count(503) >= 1 and set(statuses) == {200, 503},
+          f"6 requests, 1 place, 1 queued: {statuses}")
+    for status, retry_after, answer in results:
+        if status == 503:
+            check(retry_after == "1" and answer["error"]["type"] == "server_error", f"503: {retry_after} {answer}")
+    check(request("POST", "/v1/completions", completion({"max_tokens": 2, "prompt": "F"}))[0] == 200,
+          "a request once the crowd has gone: not 200")
+
+
+def key(api_key):
+    """A refused request leaves its kept-alive connection fit for the next one."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = json.dumps(completion({"max_tokens": 2}))
+    statuses = []
+    for authorization in ["Bearer wrong", f"Bearer {api_key}", "", f"bearer {api_key}"]:
+        connection.request("POST", "/v1/completions", body=body, headers={"Content-Type": "application/json",
+                                                                          "Authorization": authorization})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        statuses.append(response.status)
+        if response.status == 401:
+            check(answer["error"]["code"] == "invalid_api_key", f"401 without OpenAI's code: {answer}")
+    check(statuses == [401, 200, 401, 200], f"one connection, wrong key, key, none, key: {statuses}")
+
+
 if mode == "hostile":
     hostile()
 elif mode == "crowd":
     crowd()
+elif mode == "gone":
+    gone()
+elif mode == "busy":
+    busy()
+elif mode == "key":
+    key(sys.argv[6])
 else:
     streams(int(sys.argv[6]))
 sys.exit(1 if failures else 0)

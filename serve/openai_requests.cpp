@@ -1,10 +1,12 @@
+// OpenAI's request bodies read and checked (serve/openai_api.h).
 #include "tinygpt/serve/openai_api.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "tinygpt/tokenizer/errors.h"
 
@@ -14,15 +16,6 @@ using nlohmann::json;
 
 ApiError::ApiError(int status, const std::string& message, std::string param, std::string code, std::string type)
     : Error(message), status(status), param(std::move(param)), code(std::move(code)), type(std::move(type)) {}
-
-json error_body(const ApiError& error) {
-  const auto or_null = [](const std::string& text) { return text.empty() ? json(nullptr) : json(text); };
-  return {{"error",
-           {{"message", error.what()}, {"type", error.type}, {"param", or_null(error.param)},
-            {"code", or_null(error.code)}}}};
-}
-
-std::string dump_json(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 namespace {
 
@@ -219,7 +212,10 @@ ApiRequest parse_request(Endpoint endpoint, std::string_view body_text, const Se
   request.stream = bool_field(body, "stream").value_or(false);
   if (const json* options = field(body, "stream_options")) {
     if (!options->is_object()) refuse("stream_options", "must be an object, got " + options->dump());
-    request.include_usage = bool_field(*options, "include_usage").value_or(false);
+    const json* include_usage = field(*options, "include_usage");
+    if (include_usage && !include_usage->is_boolean())
+      refuse("stream_options.include_usage", "must be true or false, got " + include_usage->dump());
+    request.include_usage = include_usage && include_usage->get<bool>();
   }
   request.stop_texts = stop_texts(body);
 
@@ -259,96 +255,6 @@ ApiRequest parse_request(Endpoint endpoint, std::string_view body_text, const Se
   completion.max_new_tokens =
       integer_field(body, max_field, 1, model.max_tokens).value_or(std::min(default_tokens, model.max_tokens));
   return request;
-}
-
-// ---- answers ----
-
-const char* openai_finish_reason(FinishReason reason) { return reason == FinishReason::Stop ? "stop" : "length"; }
-
-AnswerHeader new_answer_header(Endpoint endpoint, const std::string& model) {
-  static thread_local std::mt19937_64 generator{std::random_device{}()};
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string id = endpoint == Endpoint::Completions ? "cmpl-" : "chatcmpl-";
-  for (int digit = 0; digit < 24; ++digit) id += kDigits[generator() % 16];
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return {id, std::chrono::duration_cast<std::chrono::seconds>(now).count(), model};
-}
-
-namespace {
-
-json usage_json(Usage usage) {
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens}};
-}
-
-json answer_frame(const AnswerHeader& header, const char* object) {
-  return {{"id", header.id}, {"object", object}, {"created", header.created}, {"model", header.model}};
-}
-
-json finish_reason_json(const char* finish_reason) { return finish_reason ? json(finish_reason) : json(nullptr); }
-
-}  // namespace
-
-json whole_answer(Endpoint endpoint, const AnswerHeader& header, const std::string& text, const char* finish_reason,
-                  Usage usage) {
-  json choice = {{"index", 0}};
-  if (endpoint == Endpoint::Completions) {
-    choice["text"] = text;
-    choice["logprobs"] = nullptr;
-  } else {
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-    choice["logprobs"] = nullptr;
-  }
-  choice["finish_reason"] = finish_reason;
-  json answer = answer_frame(header, endpoint == Endpoint::Completions ? "text_completion" : "chat.completion");
-  answer["choices"] = json::array({choice});
-  answer["usage"] = usage_json(usage);
-  return answer;
-}
-
-std::string event(const json& chunk) { return "data: " + dump_json(chunk) + "\n\n"; }
-
-namespace {
-
-json chunk_with_choice(Endpoint endpoint, const AnswerHeader& header, const std::string& text, bool first,
-                       const char* finish_reason) {
-  json choice = {{"index", 0}};
-  if (endpoint == Endpoint::Completions) {
-    choice["text"] = text;
-  } else {
-    json delta = json::object();
-    if (first) delta["role"] = "assistant";
-    if (!text.empty() || first) delta["content"] = text;
-    choice["delta"] = delta;
-  }
-  choice["logprobs"] = nullptr;
-  choice["finish_reason"] = finish_reason_json(finish_reason);
-  json chunk = answer_frame(header, endpoint == Endpoint::Completions ? "text_completion" : "chat.completion.chunk");
-  chunk["choices"] = json::array({choice});
-  return chunk;
-}
-
-}  // namespace
-
-json text_chunk(Endpoint endpoint, const AnswerHeader& header, const std::string& text, bool first) {
-  return chunk_with_choice(endpoint, header, text, first, nullptr);
-}
-
-json finish_chunk(Endpoint endpoint, const AnswerHeader& header, const char* finish_reason) {
-  return chunk_with_choice(endpoint, header, "", false, finish_reason);
-}
-
-json usage_chunk(Endpoint endpoint, const AnswerHeader& header, Usage usage) {
-  json chunk = answer_frame(header, endpoint == Endpoint::Completions ? "text_completion" : "chat.completion.chunk");
-  chunk["choices"] = json::array();
-  chunk["usage"] = usage_json(usage);
-  return chunk;
-}
-
-json models_list(const std::string& model_id, int64_t created) {
-  return {{"object", "list"},
-          {"data", json::array({{{"id", model_id}, {"object", "model"}, {"created", created}, {"owned_by", "tinygpt"}}})}};
 }
 
 }  // namespace tg::serve
