@@ -1,6 +1,7 @@
 #include "tinygpt/serve/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +16,7 @@ namespace tg::serve {
 namespace {
 
 constexpr const char* kJson = "application/json";
+constexpr int kListenBacklog = 512;  // connections the kernel holds before the accept loop takes them
 
 // The paths we answer, and the method each takes (any other method: 405).
 struct Route {
@@ -83,6 +85,13 @@ HttpServer::HttpServer(Engine& engine, ServedModel model, ServerOptions options)
   server_->set_write_timeout(options_.io_timeout);
   // An idle kept-alive connection holds a thread, and delays the end of a shutdown, this long at most.
   server_->set_keep_alive_timeout(2);
+  // In place of httplib's default, which sets SO_REUSEPORT: with it a second server on the same port
+  // starts without a word and the kernel shares the connections between the two.
+  server_->set_socket_options([this](int socket) {
+    const int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // a restart need not wait out TIME_WAIT
+    listening_socket_ = socket;
+  });
   add_routes();
 }
 
@@ -99,7 +108,12 @@ int HttpServer::bind() {
   return options_.port;
 }
 
-void HttpServer::listen() { server_->listen_after_bind(); }
+void HttpServer::listen() {
+  // Debian's compiled httplib listens with a backlog of 5: 32 clients connecting at once overflow it and
+  // wait a second for their SYN to be sent again. Listening again sets a longer queue (the kernel caps it).
+  ::listen(listening_socket_, kListenBacklog);
+  server_->listen_after_bind();
+}
 
 void HttpServer::stop() { server_->stop(); }
 

@@ -70,6 +70,7 @@ class HttpServer {
   const ServerOptions options_;
   const int64_t started_;  // Unix seconds: the model's "created"
   std::unique_ptr<httplib::Server> server_;
+  int listening_socket_ = -1;  // set by bind()
 };
 
 }  // namespace tg::serve

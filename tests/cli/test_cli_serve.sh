@@ -147,6 +147,13 @@ if start_server key; then
 fi
 unset TINYGPT_API_KEY
 
+# ---- a port already taken: refused (httplib's own default, SO_REUSEPORT, would share it silently) ----
+if start_server first; then
+  expect_exit "port in use" 1 "serve: cannot listen on 127.0.0.1:$port: the port is in use" \
+    "$tinygpt" serve "${model_flags[@]}" --port "$port"
+  stop_server first
+fi
+
 # ---- elsewhere than the loopback without a key: a warning ----
 if start_server open --host 0.0.0.0; then
   grep -q 'warning: listening on 0.0.0.0 without an API key' "$work/open.log" \
