@@ -28,9 +28,10 @@
 //     x     += mlp.c_proj(hidden)             rows split                    (C)   sync
 //   logits = lm_head(ln_f(x))                 rows split                    (V)
 //
-// With B sequences every phase does the same for each of them: each thread
-// takes a tile of its weight rows (64 KB, kTileBytes) through all B inputs before
-// the next tile, so the weights are read from memory once per step, not B times.
+// With B sequences every phase does the same for each of them, and each weight
+// row is read from memory once per step, not B times: a float32 row is shared
+// from registers by three sequences at a time (cpu::gemv_rows_serial_batch), a
+// bfloat16 or int8 tile of rows (64 KB, kTileBytes) from the L2 cache by all B.
 // Each sequence has its own caches and position; the attention reads only its own.
 //
 // No value is summed across threads or sequences, and each row uses the same kernel as the
@@ -67,9 +68,11 @@ void normalize_into(const nn::Normalization& norm, const float* x, float* normed
   cpu::row_kernels().rms_norm_row(x, weight, normed, width, rms_norm.eps());
 }
 
-// Rows of a weight matrix multiplied by one sequence at a time, before the next
-// sequence takes the same rows: a tile this size stays in the core's L2 cache,
-// so with B sequences it is read from memory once and from the cache B - 1 times.
+// Rows of a bfloat16 or int8 weight matrix multiplied by one sequence at a time,
+// before the next sequence takes the same rows: a tile this size stays in the
+// core's L2 cache, so with B sequences it is read from memory once and from the
+// cache B - 1 times. (float32 rows go to cpu::gemv_rows_serial_batch, which
+// shares each row from registers.)
 constexpr int64_t kTileBytes = 64 * 1024;
 
 // The inputs of one weight matrix for every sequence of the step: rows of `width`, and each rounded as the
@@ -87,28 +90,35 @@ struct Inputs {
   }
 };
 
-// out[b][r] = W[r] . x_b (+ bias[r]) for rows r in [first, last) of W (out, in) and every sequence b, a tile of
-// rows at a time; out rows `out_width` apart. float32, or bfloat16 / int8 (tensor/quantized_matmul.h), each row
-// by the kernel batch-1 decoding uses, so the values do not depend on B. `inputs` prepared for W.
+// out[b][r] = W[r] . x_b (+ bias[r]) for rows r in [first, last) of W (out, in) and every sequence b; out rows
+// `out_width` apart. float32, or bfloat16 / int8 (tensor/quantized_matmul.h), each row's sums as batch-1
+// decoding makes them, so the values do not depend on B. `inputs` prepared for W.
 void weight_rows(const QuantizedMatrix& weight, const Tensor& bias, int64_t first, int64_t last, const Inputs& inputs,
                  float* out, int64_t out_width) {
-  const int64_t in = weight.cols();
-  const int64_t bytes_per_row = in * static_cast<int64_t>(dtype_size(weight.format()));
-  const int64_t tile = std::max<int64_t>(1, kTileBytes / std::max<int64_t>(1, bytes_per_row));
-  for (int64_t tile_first = first; tile_first < last; tile_first += tile) {
-    const int64_t tile_last = std::min(last, tile_first + tile);
-    for (int64_t b = 0; b < inputs.count(); ++b) {
-      float* out_b = out + b * out_width;
-      if (weight.format() == DType::Float32)
-        cpu::gemv_rows_serial(tile_last - tile_first, in, 1.0f, weight.values.data<float>() + tile_first * in, in,
-                              inputs.row(b), 0.0f, out_b + tile_first);
-      else
-        raw::gemv_rows_quantized_serial(weight, tile_first, tile_last, inputs.rounded[b], out_b + tile_first);
-      if (bias.defined()) {
-        const float* bias_values = bias.data<float>();
-        for (int64_t row = tile_first; row < tile_last; ++row) out_b[row] += bias_values[row];
-      }
+  const int64_t in = weight.cols(), batch = inputs.count();
+  if (weight.format() == DType::Float32) {
+    std::vector<const float*> rows(batch);
+    std::vector<float*> outs(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      rows[b] = inputs.row(b);
+      outs[b] = out + b * out_width + first;
     }
+    cpu::gemv_rows_serial_batch(last - first, in, weight.values.data<float>() + first * in, in, rows.data(),
+                                outs.data(), batch);
+  } else {
+    const int64_t bytes_per_row = in * static_cast<int64_t>(dtype_size(weight.format()));
+    const int64_t tile = std::max<int64_t>(1, kTileBytes / std::max<int64_t>(1, bytes_per_row));
+    for (int64_t tile_first = first; tile_first < last; tile_first += tile) {
+      const int64_t tile_last = std::min(last, tile_first + tile);
+      for (int64_t b = 0; b < batch; ++b)
+        raw::gemv_rows_quantized_serial(weight, tile_first, tile_last, inputs.rounded[b],
+                                        out + b * out_width + tile_first);
+    }
+  }
+  if (bias.defined()) {
+    const float* bias_values = bias.data<float>();
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t row = first; row < last; ++row) out[b * out_width + row] += bias_values[row];
   }
 }
 

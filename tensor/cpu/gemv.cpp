@@ -57,6 +57,35 @@ float dot_row(int64_t k, const float* w_row, const float* x) {
   return dot;
 }
 
+// dots[s] = w_row (K) . xs[s] (K) for the N rows of activations xs, each the same
+// sums in the same order as dot_row(k, w_row, xs[s]), w_row's pieces loaded once
+// for all N. N <= 3 keeps the 4 N sums and the piece of w in AVX2's 16 registers.
+template <int N>
+void dot_row_with(int64_t k, const float* w_row, const float* const* xs, float* dots) {
+  __m256 sums[N][4];
+  for (int s = 0; s < N; ++s)
+    for (int part = 0; part < 4; ++part) sums[s][part] = _mm256_setzero_ps();
+  int64_t col = 0;
+  for (; col + 32 <= k; col += 32) {
+    _mm_prefetch(reinterpret_cast<const char*>(w_row + col) + kGemvPrefetchBytes, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(w_row + col + 16) + kGemvPrefetchBytes, _MM_HINT_T0);
+    for (int part = 0; part < 4; ++part) {
+      const __m256 w = _mm256_loadu_ps(w_row + col + 8 * part);
+      for (int s = 0; s < N; ++s)
+        sums[s][part] = _mm256_fmadd_ps(w, _mm256_loadu_ps(xs[s] + col + 8 * part), sums[s][part]);
+    }
+  }
+  for (; col + 8 <= k; col += 8) {
+    const __m256 w = _mm256_loadu_ps(w_row + col);
+    for (int s = 0; s < N; ++s) sums[s][0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(xs[s] + col), sums[s][0]);
+  }
+  for (int s = 0; s < N; ++s) {
+    float dot = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sums[s][0], sums[s][1]), _mm256_add_ps(sums[s][2], sums[s][3])));
+    for (int64_t tail = col; tail < k; ++tail) dot += w_row[tail] * xs[s][tail];
+    dots[s] = dot;
+  }
+}
+
 #else
 
 // Without AVX2 + FMA: the plain loop, left to the compiler.
@@ -64,6 +93,11 @@ float dot_row(int64_t k, const float* w_row, const float* x) {
   float dot = 0.0f;
   for (int64_t col = 0; col < k; ++col) dot += w_row[col] * x[col];
   return dot;
+}
+
+template <int N>
+void dot_row_with(int64_t k, const float* w_row, const float* const* xs, float* dots) {
+  for (int s = 0; s < N; ++s) dots[s] = dot_row(k, w_row, xs[s]);
 }
 
 #endif
@@ -84,6 +118,24 @@ void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_
 void gemv_rows_serial(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
                       float beta, float* out) {
   for (int64_t row = 0; row < n; ++row) store(dot_row(k, w + row * w_row_stride, x), alpha, beta, out + row);
+}
+
+void gemv_rows_serial_batch(int64_t n, int64_t k, const float* w, int64_t w_row_stride, const float* const* xs,
+                            float* const* outs, int64_t count) {
+  float dots[3];
+  for (int64_t row = 0; row < n; ++row) {
+    const float* w_row = w + row * w_row_stride;
+    for (int64_t first = 0; first < count; first += 3) {  // sequences 3 at a time, w_row from L1 after the first
+      const int64_t group = std::min<int64_t>(3, count - first);
+      if (group == 3)
+        dot_row_with<3>(k, w_row, xs + first, dots);
+      else if (group == 2)
+        dot_row_with<2>(k, w_row, xs + first, dots);
+      else
+        dots[0] = dot_row(k, w_row, xs[first]);
+      for (int64_t s = 0; s < group; ++s) outs[first + s][row] = dots[s];
+    }
+  }
 }
 
 void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,

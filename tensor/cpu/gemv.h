@@ -23,6 +23,14 @@ void gemv_rows(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_
 void gemv_rows_serial(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,
                       float beta, float* out);
 
+// The product of one w with `count` rows of activations at once, on the calling
+// thread: outs[s] (N) = w (N, K) @ xs[s] (K), each exactly as gemv_rows_serial(n,
+// k, 1, w, w_row_stride, xs[s], 0, outs[s]) computes it (the same sums in the
+// same order), each row of w read from memory once for all of them and shared
+// from registers by three at a time: batched decoding (models/gpt_decode.cpp).
+void gemv_rows_serial_batch(int64_t n, int64_t k, const float* w, int64_t w_row_stride, const float* const* xs,
+                            float* const* outs, int64_t count);
+
 // The same product as a plain loop, one row after another: the reference the
 // tests and bench/bench_matmul.cpp compare gemv_rows with.
 void gemv_rows_reference(int64_t n, int64_t k, float alpha, const float* w, int64_t w_row_stride, const float* x,

@@ -110,3 +110,29 @@ TEST_CASE("matmul: one row times a transposed weight goes through gemv_rows") {
   // A row whose elements are not adjacent: a column of a (70, 3) tensor read as a row.
   check_row(raw::transpose(raw::slice(randn({70, 3}, generator), 1, 1, 2), 0, 1));
 }
+
+TEST_CASE("gemv_rows_serial_batch: each row of activations gets gemv_rows_serial's bits, 1 to 8 of them") {
+  for (const int64_t k : {1, 7, 8, 31, 32, 33, 72, 100}) {
+    for (const int64_t count : {1, 2, 3, 4, 5, 8}) {
+      CAPTURE(k);
+      CAPTURE(count);
+      Generator generator(static_cast<uint64_t>(k * 100 + count));
+      const int64_t n = 5, stride = k + 3;
+      const std::vector<float> w = random_floats(n * stride, generator);
+      std::vector<std::vector<float>> xs, outs(count, std::vector<float>(n, std::nanf(""))), alone;
+      std::vector<const float*> x_rows;
+      std::vector<float*> out_rows;
+      for (int64_t s = 0; s < count; ++s) {
+        xs.push_back(random_floats(k, generator));
+        alone.emplace_back(n);
+        cpu::gemv_rows_serial(n, k, 1.0f, w.data(), stride, xs.back().data(), 0.0f, alone.back().data());
+      }
+      for (int64_t s = 0; s < count; ++s) {
+        x_rows.push_back(xs[s].data());
+        out_rows.push_back(outs[s].data());
+      }
+      cpu::gemv_rows_serial_batch(n, k, w.data(), stride, x_rows.data(), out_rows.data(), count);
+      for (int64_t s = 0; s < count; ++s) CHECK(outs[s] == alone[s]);
+    }
+  }
+}
