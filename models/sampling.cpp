@@ -1,8 +1,9 @@
 #include "tinygpt/models/sampling.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <numeric>
+#include <cstdint>
 
 #include "tinygpt/tensor/error.h"
 
@@ -33,6 +34,35 @@ int64_t argmax(const std::vector<float>& values) {
   return std::max_element(values.begin(), values.end()) - values.begin();
 }
 
+// Token ids from the largest logit to the smallest, ties in id order: a stable
+// radix sort of the logits' bits, four passes of 8 bits. For GPT-2's 50,257 tokens
+// a comparison sort took most of a sampled token's time beside a decode step.
+std::vector<int64_t> ids_by_logit(const std::vector<float>& logits) {
+  const size_t count = logits.size();
+  std::vector<uint32_t> keys(count), sorted_keys(count);
+  std::vector<int64_t> ids(count), sorted_ids(count);
+  for (size_t id = 0; id < count; ++id) {
+    const float logit = logits[id] == 0.0f ? 0.0f : logits[id];  // -0 and +0 are one value
+    const uint32_t bits = std::bit_cast<uint32_t>(logit);
+    const uint32_t ascending = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;  // unsigned order = float order
+    keys[id] = ~ascending;  // descending
+    ids[id] = static_cast<int64_t>(id);
+  }
+  for (int shift = 0; shift < 32; shift += 8) {
+    size_t starts[257] = {};
+    for (const uint32_t key : keys) ++starts[((key >> shift) & 0xff) + 1];
+    for (int digit = 0; digit < 256; ++digit) starts[digit + 1] += starts[digit];
+    for (size_t index = 0; index < count; ++index) {
+      const size_t to = starts[(keys[index] >> shift) & 0xff]++;
+      sorted_keys[to] = keys[index];
+      sorted_ids[to] = ids[index];
+    }
+    keys.swap(sorted_keys);
+    ids.swap(sorted_ids);
+  }
+  return ids;
+}
+
 }  // namespace
 
 int64_t choose_next_token(std::vector<float> logits, const std::vector<int64_t>& context,
@@ -47,11 +77,9 @@ int64_t choose_next_token(std::vector<float> logits, const std::vector<int64_t>&
   apply_repetition_penalty(logits, context, options.repetition_penalty);
   if (options.greedy) return argmax(logits);
 
-  // Token ids ordered from the most to the least likely (stable: ties keep id order),
-  // so top-k and top-p are both a prefix of this order.
-  std::vector<int64_t> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+  // Token ids ordered from the most to the least likely (ties in id order), so
+  // top-k and top-p are both a prefix of this order.
+  const std::vector<int64_t> order = ids_by_logit(logits);
   size_t kept = order.size();
   if (options.top_k > 0) kept = std::min(kept, static_cast<size_t>(options.top_k));
 

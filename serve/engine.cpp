@@ -221,7 +221,7 @@ void Engine::prefill(Sequence& sequence) {
     const std::vector<int64_t>& prompt = sequence.request.prompt;
     const Tensor ids = from_vector(prompt, {1, static_cast<int64_t>(prompt.size())});
     const Tensor logits = model_.forward_cached(ids, sequence.caches, GPT::LogitPositions::Last);  // (1, 1, V)
-    advance(sequence, raw::select(raw::select(logits, 0, 0), 0, logits.size(1) - 1).to_vector<float>());
+    accept(sequence, choose(sequence, raw::select(raw::select(logits, 0, 0), 0, logits.size(1) - 1).to_vector<float>()));
   } catch (const std::exception& error) {
     finish(sequence, FinishReason::Failed, error.what());
   }
@@ -250,10 +250,26 @@ void Engine::step() {
       caches.push_back(&sequence->caches);
     }
     const Tensor logits = model_.decode_batch(ids, caches);  // (B, V)
-    const int64_t vocab_size = logits.size(1);
+    const int64_t vocab_size = logits.size(1), batch = static_cast<int64_t>(stepping.size());
     const float* rows = logits.data<float>();
-    for (size_t row = 0; row < stepping.size(); ++row)
-      advance(*stepping[row], std::vector<float>(rows + row * vocab_size, rows + (row + 1) * vocab_size));
+    // Each sequence draws from its own generator, so they can choose side by side: sampling
+    // from V = 50,257 logits (a sort) takes milliseconds, a sizeable part of a batched step.
+    std::vector<int64_t> chosen(batch, -1);
+    std::vector<std::string> errors(batch);
+#pragma omp parallel for schedule(dynamic, 1) if (batch > 1)
+    for (int64_t row = 0; row < batch; ++row) {
+      try {
+        chosen[row] = choose(*stepping[row], std::vector<float>(rows + row * vocab_size, rows + (row + 1) * vocab_size));
+      } catch (const std::exception& error) {
+        errors[row] = error.what();
+      }
+    }
+    for (int64_t row = 0; row < batch; ++row) {
+      if (errors[row].empty())
+        accept(*stepping[row], chosen[row]);
+      else
+        finish(*stepping[row], FinishReason::Failed, errors[row]);
+    }
   } catch (const std::exception& error) {
     for (Sequence* sequence : stepping) finish(*sequence, FinishReason::Failed, error.what());
   }
@@ -261,13 +277,15 @@ void Engine::step() {
   ++stats_.steps;
 }
 
-bool Engine::advance(Sequence& sequence, std::vector<float> logits) {
-  const int64_t id = choose_next_token(std::move(logits), sequence.context, sequence.request.sampling,
-                                       sequence.generator);
+int64_t Engine::choose(Sequence& sequence, std::vector<float> logits) const {
+  return choose_next_token(std::move(logits), sequence.context, sequence.request.sampling, sequence.generator);
+}
+
+void Engine::accept(Sequence& sequence, int64_t id) {
   const auto& stop_ids = sequence.request.stop_ids;
   if (std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end()) {
     finish(sequence, FinishReason::Stop);
-    return false;
+    return;
   }
   sequence.context.push_back(id);
   ++sequence.generated;
@@ -278,11 +296,8 @@ bool Engine::advance(Sequence& sequence, std::vector<float> logits) {
   sequence.stream->push({false, id, FinishReason::Stop, ""});
   // The token just chosen still has to go through the model: it needs a free position.
   if (sequence.generated >= sequence.request.max_new_tokens ||
-      static_cast<int64_t>(sequence.context.size()) >= sequence.capacity) {
+      static_cast<int64_t>(sequence.context.size()) >= sequence.capacity)
     finish(sequence, FinishReason::Length);
-    return false;
-  }
-  return true;
 }
 
 }  // namespace tg::serve

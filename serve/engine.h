@@ -137,8 +137,10 @@ class Engine {
   void admit_waiting();
   void prefill(Sequence& sequence);
   void step();
-  // Chooses the sequence's next token from its logits (V) and hands it over; false once it has ended.
-  bool advance(Sequence& sequence, std::vector<float> logits);
+  // The sequence's next token from its logits (V), drawn from its own generator (safe side by side).
+  int64_t choose(Sequence& sequence, std::vector<float> logits) const;
+  // Hands the token over, or ends the sequence on a stop id, its length or its context.
+  void accept(Sequence& sequence, int64_t id);
   void finish(Sequence& sequence, FinishReason reason, std::string error = "");
 
   GPT& model_;

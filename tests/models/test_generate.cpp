@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "tinygpt/autograd/grad_mode.h"
@@ -96,6 +97,47 @@ TEST_CASE("sampling: the same seed gives the same tokens") {
   const std::vector<float> logits = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
   SamplingOptions options;
   CHECK(histogram(logits, options, 100) == histogram(logits, options, 100));
+}
+
+TEST_CASE("sampling: the draw walks the tokens from the largest logit down, ties in id order") {
+  // The rule written plainly: a stable sort, the softmax in double over that order, the nucleus, the draw.
+  const auto reference = [](const std::vector<float>& logits, const SamplingOptions& options, Generator& generator) {
+    std::vector<int64_t> order(logits.size());
+    for (size_t id = 0; id < order.size(); ++id) order[id] = static_cast<int64_t>(id);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+    size_t kept = options.top_k > 0 ? std::min(order.size(), static_cast<size_t>(options.top_k)) : order.size();
+    std::vector<double> probabilities(kept);
+    double total = 0;
+    for (size_t rank = 0; rank < kept; ++rank)
+      total += probabilities[rank] = std::exp((logits[order[rank]] - logits[order[0]]) / options.temperature);
+    for (double& probability : probabilities) probability /= total;
+    total = 1;
+    if (options.top_p < 1) {
+      double mass = 0;
+      size_t nucleus = 0;
+      while (nucleus < kept && mass < options.top_p) mass += probabilities[nucleus++];
+      kept = nucleus;
+      total = mass;
+    }
+    const double draw = generator.next_uniform() * total;
+    double cumulative = 0;
+    for (size_t rank = 0; rank < kept; ++rank)
+      if (draw < (cumulative += probabilities[rank])) return order[rank];
+    return order[kept - 1];
+  };
+  Generator values(3);
+  std::vector<float> logits(5000);
+  for (float& logit : logits) {  // few distinct values: many ties; both zeros; infinities' neighbours
+    const double u = values.next_uniform();
+    logit = u < 0.05 ? -0.0f : u < 0.1 ? 0.0f : static_cast<float>(std::floor(u * 40) - 20) * 0.25f;
+  }
+  logits[17] = -3e38f;
+  logits[4000] = 3e-39f;  // a subnormal
+  for (const SamplingOptions& options : {SamplingOptions{.temperature = 0.7}, SamplingOptions{.top_k = 300},
+                                         SamplingOptions{.temperature = 2.0, .top_p = 0.6}}) {
+    Generator ours(11), theirs(11);
+    for (int draw = 0; draw < 300; ++draw) CHECK(choose_next_token(logits, {}, options, ours) == reference(logits, options, theirs));
+  }
 }
 
 TEST_CASE("sampling: options out of range are named") {
