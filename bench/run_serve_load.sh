@@ -9,8 +9,8 @@
 # usage: bash bench/run_serve_load.sh [--check]
 #   --check: exit non-zero if any request failed (the CLI test runs it so, on a tiny model).
 #   Settings from the environment: MODEL (serve's model flags, e.g. "--weights DIR"; by default a
-#   fresh GPT-2 124M checkpoint, whose speed does not depend on its random weights, made with
-#   `train --iters 0` on CORPUS, ../shared/data/tinyshakespeare.txt), CLIENTS (1,2,4,8,16,32),
+#   fresh checkpoint of the preset CONFIG, gpt2 (124M) unless set, whose speed does not depend on its
+#   random weights, made with `train --iters 0` on CORPUS, ../shared/data/tinyshakespeare.txt), CLIENTS (1,2,4,8,16,32),
 #   REQUESTS (10 per client), PROMPT_WORDS (8,64,256), MAX_TOKENS (16,64,128), ENDPOINT
 #   (completions; chat needs a model with a chat template), SERVE_FLAGS (more flags for serve),
 #   TINYGPT (the program; default: built in build/release, or from BENCH_BUILD_DIR).
@@ -42,10 +42,13 @@ if [[ -n ${MODEL:-} ]]; then
 else
   corpus=${CORPUS:-../shared/data/tinyshakespeare.txt}
   [[ -f $corpus ]] || { echo "run_serve_load.sh: no corpus at $corpus (set CORPUS, or MODEL)" >&2; exit 1; }
-  "$tinygpt" train --config gpt2 --tokenizer gpt2 --data "$corpus" --iters 0 --batch-size 1 --eval-iters 1 \
-    --out "$work/gpt2" >"$work/gpt2.log" 2>&1 \
-    || { echo "run_serve_load.sh: making the GPT-2 checkpoint failed: $(tail -3 "$work/gpt2.log")" >&2; exit 1; }
-  model_flags=(--ckpt "$work/gpt2")
+  config=${CONFIG:-gpt2}
+  tokenizer_flags=()
+  [[ $config == gpt2* ]] && tokenizer_flags=(--tokenizer gpt2)  # the char-level presets take their vocabulary from the corpus
+  "$tinygpt" train --config "$config" "${tokenizer_flags[@]}" --data "$corpus" --iters 0 --batch-size 1 --eval-iters 1 \
+    --out "$work/model" >"$work/model.log" 2>&1 \
+    || { echo "run_serve_load.sh: making the $config checkpoint failed: $(tail -3 "$work/model.log")" >&2; exit 1; }
+  model_flags=(--ckpt "$work/model")
 fi
 
 # Port 0: the server takes a free port and prints it ("listening on http://127.0.0.1:PORT/").
