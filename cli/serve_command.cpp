@@ -34,6 +34,7 @@ struct ServeArguments {
   serve::ServerOptions server;
   serve::EngineOptions engine;
   int64_t max_tokens = 0;  // 0: the model's context
+  int64_t max_kv_mib = 2048;
   int64_t timeout_seconds = 600;
   int64_t io_timeout_seconds = 10;
   int threads = 0;
@@ -67,6 +68,7 @@ void run_serve(const CLI::App& command, ServeArguments arguments) {
   served.text_stop_ids = loaded.stop_ids;
   served.context = context;
   served.max_tokens = arguments.max_tokens > 0 ? arguments.max_tokens : context;
+  arguments.engine.max_kv_bytes = arguments.max_kv_mib << 20;
   arguments.server.request_timeout = std::chrono::seconds(arguments.timeout_seconds);
   arguments.server.io_timeout = std::chrono::seconds(arguments.io_timeout_seconds);
   // A thread for each sequence decoding and each request queued, and a few for
@@ -124,6 +126,10 @@ void add_serve_command(CLI::App& app) {
                       "Requests waiting for a place; one more is answered 503")
       ->capture_default_str()
       ->check(integer_in(1, 100'000));
+  command->add_option("--max-kv-mib", arguments->max_kv_mib,
+                      "KV cache of the replies decoded at once, together, at most (MiB); others wait")
+      ->capture_default_str()
+      ->check(integer_in(1, 1 << 24));
   command->add_option("--max-tokens", arguments->max_tokens,
                       "Tokens a request may ask for at most (default: the model's context)")
       ->check(integer_in(1, 10'000'000));

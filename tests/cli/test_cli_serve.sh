@@ -167,5 +167,6 @@ expect_exit "port out of range" 2 "--port must be" "$tinygpt" serve --weights "$
 expect_exit "max-tokens past the context" 2 "--max-tokens 500 is more than the model's context of 128" \
   "$tinygpt" serve --weights "$model" --port 0 --max-tokens 500
 expect_exit "zero sequences" 2 "--max-sequences must be" "$tinygpt" serve --weights "$model" --max-sequences 0
+expect_exit "no KV memory" 2 "--max-kv-mib must be" "$tinygpt" serve --weights "$model" --max-kv-mib 0
 
 finish serve
