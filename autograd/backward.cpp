@@ -48,9 +48,8 @@ struct LaterFirst {  // orders the queue so the most recently created node comes
   bool operator()(const Node* a, const Node* b) const { return a->sequence < b->sequence; }
 };
 
-}  // namespace
-
-void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) {
+// backward() and backward_observed(): `observe` may be null.
+void run_backward(const Tensor& output, const Tensor& grad_output, bool keep_graph, const NodeGradientObserver* observe) {
   check(output.requires_grad(), "backward: the tensor does not require grad (no input of the ops that made it did)");
   Tensor seed = grad_output;
   if (!seed.defined()) {
@@ -87,6 +86,7 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
     ready.pop();
     Tensor grad = std::move(pending_grads[node]);
     pending_grads.erase(node);
+    if (observe) (*observe)(*node, grad);
     check(static_cast<bool>(node->backward), "backward: the graph through '", node->op,
           "' was already released by an earlier backward; pass keep_graph = true to that one");
 
@@ -128,6 +128,16 @@ void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) 
       }
     }
   }
+}
+
+}  // namespace
+
+void backward(const Tensor& output, const Tensor& grad_output, bool keep_graph) {
+  run_backward(output, grad_output, keep_graph, nullptr);
+}
+
+void backward_observed(const Tensor& output, const Tensor& grad_output, const NodeGradientObserver& observe) {
+  run_backward(output, grad_output, /*keep_graph=*/false, &observe);
 }
 
 Tensor leaf_grad_buffer(size_t input) {

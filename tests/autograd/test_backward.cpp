@@ -134,3 +134,25 @@ TEST_CASE("only leaves can be rebound to a buffer: a computed tensor's node save
   CHECK_THROWS_WITH_AS(y.rebind_to(zeros({4}), 0), doctest::Contains("only a leaf can move"), Error);
   CHECK_THROWS_WITH_AS(y.attach_grad_fn(y.grad_fn()), doctest::Contains("already belongs to a graph"), Error);
 }
+
+TEST_CASE("backward_observed: each node's whole gradient, as a cut of the graph there would receive it") {
+  // h = x * w (used twice), z = sum(h * h + 3 h): dz/dh = 2h + 3 at h's node, summed over both uses.
+  Tensor x = leaf({1, -2, 0.5f}, {3});
+  Tensor w = leaf({2, 3, -1}, {3});
+  Tensor h = x * w;
+  Tensor z = sum(h * h + 3.0 * h);
+  std::vector<float> at_h;
+  int observed = 0;
+  backward_observed(z, Tensor(), [&](const Node& node, const Tensor& grad) {
+    ++observed;
+    if (&node == h.grad_fn().get()) at_h = grad.to_vector<float>();
+  });
+  CHECK(at_h == std::vector<float>{2 * 2 + 3, 2 * -6 + 3, 2 * -0.5f + 3});
+  CHECK(observed >= 4);  // sum, add, the two products, ...
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{7 * 2, -9 * 3, 2 * -1});  // leaves as backward() gives
+
+  // The same gradient reaches a leaf that starts a cut graph at h.
+  Tensor cut = leaf({2, -6, -0.5f}, {3});
+  backward(sum(cut * cut + 3.0 * cut));
+  CHECK(cut.grad().to_vector<float>() == at_h);
+}
