@@ -4,9 +4,11 @@
 //   tinygpt explain --ckpt runs/shakespeare-char --prompt "ROMEO:" --target " I"
 //   tinygpt explain --config cpu-small --prompt "To be" --layer 0 --head 1
 //   tinygpt explain --weights gpt2/ --prompt "The cat sat" --html explain.html
+//   tinygpt explain --ckpt runs/shakespeare-char --prompt "ROMEO:" --json walk.json
 //
 // stdout gets the report (plain text, or nothing with --html FILE, which writes
-// a self-contained web page instead); what was loaded goes to stderr.
+// a self-contained web page instead, or --json FILE, every stage's numbers for a
+// script); what was loaded goes to stderr. The live page is tinygpt serve's /explain.
 
 #include <iostream>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "cli/model_source.h"
 #include "tinygpt/inspect/html_report.h"
 #include "tinygpt/inspect/text_report.h"
+#include "tinygpt/inspect/walkthrough_json.h"
 #include "tinygpt/inspect/walkthrough.h"
 #include "tinygpt/tensor/io/atomic_file.h"
 #include "tinygpt/tensor/error.h"
@@ -36,16 +39,18 @@ struct ExplainArguments {
   int64_t head = 0;
   int64_t top_k = 5;
   std::string html;
+  std::string json;
   bool shared_scale = false;
   int threads = 0;
 };
 
 void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
-  if (!arguments.html.empty())
-    check_output_is_no_input("--html", arguments.html, {{"--ckpt", arguments.source.checkpoint},
-                                                        {"-m/--model", arguments.source.model},
-                                                        {"--data", arguments.source.data}});
+  for (const auto& [flag, path] : {std::pair{"--html", arguments.html}, std::pair{"--json", arguments.json}})
+    if (!path.empty())
+      check_output_is_no_input(flag, path, {{"--ckpt", arguments.source.checkpoint},
+                                            {"-m/--model", arguments.source.model},
+                                            {"--data", arguments.source.data}});
   check(!arguments.prompt.empty(), "explain: --prompt is empty; give the text to follow through the model");
   const LoadedModel loaded = load_model(arguments.source, "explain");
 
@@ -63,6 +68,12 @@ void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   }
   std::cerr << "explain: " << loaded.description << "\n";  // after the checks: an error stays one line
 
+  if (!arguments.json.empty()) {
+    const std::string json = inspect::walkthrough_json(walkthrough, options);
+    write_file_atomically(arguments.json, json, "explain: --json");
+    std::cerr << "explain: wrote " << arguments.json << " (" << json.size() / 1024 << " KiB)\n";
+    return;
+  }
   if (arguments.html.empty()) {
     std::cout << inspect::render_text(walkthrough) << std::flush;
     return;
@@ -89,6 +100,10 @@ void add_explain_command(CLI::App& app) {
       ->capture_default_str()
       ->check(positive_integer());
   command->add_option("--html", arguments->html, "Write the walk-through as a web page to FILE instead");
+  command->add_option("--json", arguments->json,
+                      "Write the walk-through as JSON to FILE instead: every stage's tensors as base64 float32 "
+                      "(docs/walkthrough/live.md)")
+      ->excludes(command->get_option("--html"));
   command->add_flag("--shared-scale", arguments->shared_scale,
                     "With --html: one colour scale for all heads of a block's attention scores (and mask), "
                     "so equal colours mean equal values");

@@ -36,7 +36,8 @@ std::string probability_text(double probability) {
 // A value in a 9-character column, like PyTorch prints them.
 std::string cell(double value) {
   if (std::isinf(value)) return value < 0 ? "     -inf" : "      inf";
-  if (std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4)) return format("%9.2e", value);
+  // Two significant digits when written with an exponent, so that a negative value keeps a space before it.
+  if (std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4)) return format("%9.1e", value);
   return format("%9.4f", value);
 }
 
@@ -198,6 +199,23 @@ void print_tokens(std::ostream& out, const Walkthrough& walkthrough) {
     out << "  ('|' ends the prompt; the target follows)\n";
 }
 
+// With a target: the loss's gradient reaching the stage's output, its norm and
+// its values laid out as the stage's (an attention stage: the first head shown).
+void print_gradients(std::ostream& out, const Walkthrough& walkthrough, const Stage& stage) {
+  if (stage.gradients.empty()) return;
+  double squares = 0, largest = 0;
+  for (const ShownTensor& gradient : stage.gradients)
+    for (const float value : gradient.value.to_vector<float>()) {
+      squares += static_cast<double>(value) * value;
+      largest = std::max(largest, std::abs(static_cast<double>(value)));
+    }
+  out << "  grad     dLoss/d(output): norm " << number(std::sqrt(squares)) << "   largest |value| " << number(largest)
+      << (stage.gradients.size() > 1 ? "   (the heads shown together)" : "") << "\n";
+  const size_t shown = stage.view == StageView::Attention ? 1 : stage.gradients.size();
+  for (size_t i = 0; i < shown; ++i)
+    print_slice(out, walkthrough, {"dLoss/d(" + stage.gradients[i].label + ")", stage.gradients[i].value});
+}
+
 void print_stage(std::ostream& out, const Walkthrough& walkthrough, const Stage& stage) {
   std::string title = "--- " + stage.title + "  [" + stage.id + "]  (" + stage.group + ") ";
   out << "\n" << title << std::string(kWidth > title.size() ? kWidth - title.size() : 3, '-') << "\n";
@@ -220,9 +238,10 @@ void print_stage(std::ostream& out, const Walkthrough& walkthrough, const Stage&
   if (stage.view == StageView::Attention) {
     print_heatmaps(out, walkthrough, stage);
     if (!stage.tensors.empty()) print_slice(out, walkthrough, stage.tensors[0]);
-    return;
+  } else {
+    for (const ShownTensor& shown : stage.tensors) print_slice(out, walkthrough, shown);
   }
-  for (const ShownTensor& shown : stage.tensors) print_slice(out, walkthrough, shown);
+  print_gradients(out, walkthrough, stage);
 }
 
 void print_section(std::ostream& out, const std::string& title) {
@@ -263,6 +282,26 @@ void print_loss(std::ostream& out, const LossReport& loss) {
         << bar(gradient.parameter_norm, largest_parameter) << "\n";
   }
   out << "  (for the embeddings: the gradient reaching the token embedding rows)\n";
+}
+
+void print_attribution(std::ostream& out, const Walkthrough& walkthrough) {
+  const Attribution& attribution = walkthrough.attribution;
+  std::string token = quoted(attribution.text);
+  token.erase(token.find_last_not_of(' ') + 1);  // the column's padding
+  print_section(out, "Why " + token + " after position " + std::to_string(attribution.position) + ": gradient x input");
+  wrap(out, "  ",
+       "Each position's share of the logit of the top next token (" + number(attribution.logit) +
+           "): the sum over channels of the stream entering block 0 times the logit's gradient there. Positive "
+           "pushes the prediction up, negative down; a first-order estimate over the whole model.");
+  double largest = 0;
+  for (const double score : attribution.scores) largest = std::max(largest, std::abs(score));
+  for (size_t s = 0; s < attribution.scores.size(); ++s) {
+    std::string line = "  " + row_label(walkthrough, static_cast<int64_t>(s), true) + " " + cell(attribution.scores[s]) +
+                       "  " + bar(std::abs(attribution.scores[s]), largest) +
+                       (attribution.scores[s] < 0 ? " lowers it" : "");
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << "\n";
+  }
 }
 
 void print_causality(std::ostream& out, const Walkthrough& walkthrough) {
@@ -307,6 +346,7 @@ std::string render_text(const Walkthrough& walkthrough) {
   for (const Stage& stage : walkthrough.stages) print_stage(out, walkthrough, stage);
   print_predictions(out, walkthrough);
   if (walkthrough.loss) print_loss(out, *walkthrough.loss);
+  print_attribution(out, walkthrough);
   print_causality(out, walkthrough);
   return out.str();
 }

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
+#include "tinygpt/autograd/backward.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/inspect/walkthrough_forward.h"
 #include "tinygpt/nn/functional/cross_entropy.h"
@@ -70,9 +72,10 @@ std::vector<PositionPredictions> predictions_of(const Walkthrough& walkthrough, 
 }
 
 // The target tokens' loss, then a backward run one layer at a time across the
-// cuts, reading the gradient reaching each layer and its parameters' gradient.
+// cuts, reading the gradient reaching each layer and its parameters' gradient,
+// and the gradient reaching each shown stage's output (Stage::gradients).
 LossReport loss_report(const Walkthrough& walkthrough, const std::vector<int64_t>& ids, TracedForward& traced,
-                       const ParameterLeaves& parameters) {
+                       const ParameterLeaves& parameters, std::vector<Stage>& stages) {
   const int64_t time = static_cast<int64_t>(ids.size()), vocab = walkthrough.config.vocab_size;
   // Position t predicts token t + 1: the targets are what follows each position
   // from the prompt's last token on.
@@ -87,10 +90,31 @@ LossReport loss_report(const Walkthrough& walkthrough, const std::vector<int64_t
   for (int64_t t = walkthrough.prompt_tokens; t < time; ++t)
     report.targets.push_back({t, ids[t], walkthrough.tokens[t].text, probabilities[(t - 1) * vocab + ids[t]]});
 
-  backward(loss);
+  // The gradient reaching each shown stage's output, read as the backward passes its node.
+  std::map<const Node*, Tensor> stage_gradients;
+  for (const StageOutput& recorded : traced.stage_outputs)
+    if (recorded.output.grad_fn()) stage_gradients.emplace(recorded.output.grad_fn().get(), Tensor());
+  const NodeGradientObserver keep = [&](const Node& node, const Tensor& grad) {
+    if (const auto found = stage_gradients.find(&node); found != stage_gradients.end())
+      found->second = raw::clone(grad);
+  };
+  backward_observed(loss, Tensor(), keep);
   for (auto cut = traced.residual.rbegin(); cut != traced.residual.rend(); ++cut)
-    backward(cut->computed, cut->leaf.grad());
-  backward(traced.token_rows.computed, traced.token_rows.leaf.grad());
+    backward_observed(cut->computed, cut->leaf.grad(), keep);
+  backward_observed(traced.token_rows.computed, traced.token_rows.leaf.grad(), keep);
+  for (const StageOutput& recorded : traced.stage_outputs) {
+    const Tensor grad =
+        recorded.output.grad_fn() ? stage_gradients.at(recorded.output.grad_fn().get()) : recorded.output.grad();
+    if (!grad.defined()) continue;  // the loss does not reach it
+    Stage& stage = stages[recorded.stage];
+    if (recorded.heads.empty()) {
+      stage.gradients.push_back({"output", shown_tensor(grad)});
+      continue;
+    }
+    for (size_t shown = 0; shown < recorded.heads.size(); ++shown)  // (1, heads, T, X) -> (T, X)
+      stage.gradients.push_back(
+          {stage.tensors[shown].label, shown_tensor(raw::select(raw::select(grad, 0, 0), 0, recorded.heads[shown]))});
+  }
 
   auto parameter_norm = [&](auto belongs) {
     std::vector<Tensor> chosen;
@@ -113,6 +137,36 @@ LossReport loss_report(const Walkthrough& walkthrough, const std::vector<int64_t
                                 return name.starts_with("wte.") || name.starts_with("wpe.");
                               })});
   return report;
+}
+
+// Gradient x input for the top next token at `position` (Attribution), from a
+// forward of its own whose backward reaches only the stream entering block 0.
+Attribution attribution_of(const GPT& model, const Tensor& ids, const Walkthrough& walkthrough, int64_t position,
+                           const std::string& tokenizer_kind) {
+  const Prediction& top = walkthrough.predictions.at(position).top.at(0);
+  WalkthroughOptions quiet;
+  quiet.layer = 0;  // the stages go to a throwaway list: as few as can be
+  std::vector<Stage> unused;
+  GradModeGuard grad_mode(true);
+  TracedForward traced = traced_forward(walkthrough.config, parameter_leaves(model, false), ids, quiet, tokenizer_kind,
+                                        unused, /*differentiate_stream=*/true);
+  const int64_t vocab = walkthrough.config.vocab_size;
+  std::vector<float> seed(static_cast<size_t>(traced.logits.numel()), 0.0f);  // (1, T, V): one at (position, id)
+  seed[static_cast<size_t>(position * vocab + top.id)] = 1.0f;
+  backward(traced.logits, from_vector(seed, traced.logits.shape()));
+  for (size_t cut = traced.residual.size() - 1; cut >= 1; --cut)  // across the layer cuts, down to block 0's input
+    backward(traced.residual[cut].computed, traced.residual[cut].leaf.grad());
+
+  Attribution attribution{position, top.id, top.text, traced.logits.to_vector<double>()[position * vocab + top.id], {}};
+  const Tensor& stream = traced.residual.front().leaf;  // (1, T, C)
+  const std::vector<double> x = stream.to_vector<double>(), gradient = stream.grad().to_vector<double>();
+  const int64_t channels = stream.size(2);
+  for (int64_t s = 0; s <= position; ++s) {
+    double score = 0;
+    for (int64_t c = 0; c < channels; ++c) score += x[s * channels + c] * gradient[s * channels + c];
+    attribution.scores.push_back(score);
+  }
+  return attribution;
 }
 
 double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b, size_t begin, size_t end) {
@@ -184,6 +238,9 @@ Walkthrough walk_through(GPT& model, const tokenizer::TextTokenizer& tokenizer, 
   const int64_t time = static_cast<int64_t>(ids.size());
   check(time <= config.block_size, "walk_through: the prompt", options.target.empty() ? " makes " : " and target make ",
         time, " tokens, more than the model's block_size of ", config.block_size);
+  check(!options.attribute_position || (*options.attribute_position >= 0 && *options.attribute_position < time),
+        "walk_through: attribute_position ", options.attribute_position.value_or(0), " is not a position of the ", time,
+        " tokens (0 .. ", time - 1, ")");
   for (int64_t t = 0; t < time; ++t) {
     check(ids[t] >= 0 && ids[t] < config.vocab_size, "walk_through: token id ", ids[t], " at position ", t,
           " is outside the model's vocabulary [0, ", config.vocab_size, ")");
@@ -202,7 +259,10 @@ Walkthrough walk_through(GPT& model, const tokenizer::TextTokenizer& tokenizer, 
   const ParameterLeaves parameters = parameter_leaves(model, with_loss);
   TracedForward traced = traced_forward(config, parameters, id_tensor, options, tokenizer_kind, walkthrough.stages);
   walkthrough.predictions = predictions_of(walkthrough, traced.probabilities, tokenizer, options.top_k);
-  if (with_loss) walkthrough.loss = loss_report(walkthrough, ids, traced, parameters);
+  if (with_loss) walkthrough.loss = loss_report(walkthrough, ids, traced, parameters, walkthrough.stages);
+  walkthrough.attribution = attribution_of(model, id_tensor, walkthrough,
+                                           options.attribute_position.value_or(walkthrough.prompt_tokens - 1),
+                                           tokenizer_kind);
   check_against_model(model, tokenizer, ids, traced.logits, walkthrough);
   return walkthrough;
 }

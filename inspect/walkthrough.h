@@ -71,6 +71,11 @@ struct Stage {
   std::vector<int64_t> output_shape;
   StageView view = StageView::Values;
   std::vector<ShownTensor> tensors;
+  // With a target: dLoss/d(the stage's output), laid out as the output is in
+  // tensors (a values stage: one tensor labelled "output"; a per-head or attention
+  // stage: one per shown head, labelled as tensors are). Empty without a target,
+  // and for a stage the loss does not reach (the tokens, the probabilities).
+  std::vector<ShownTensor> gradients;
   Statistics statistics;           // of the whole output (every head), its finite values
   std::vector<std::string> notes;  // facts for this stage, one line each:
                                    // "before: mean 0.012 var 0.981 / after: mean 0.000 var 1.000"
@@ -116,6 +121,21 @@ struct LossReport {
   std::vector<GradientNorm> gradients;  // from the output back to the embeddings
 };
 
+// Why the model expects its top next token at a position, by gradient x input:
+// for that token's logit z at `position`, each position s <= position scores
+// sum over channels of x[s, c] * dz/dx[s, c], x the stream entering block 0
+// (token rows plus positions). It is the first-order share of z owed to what
+// stands at s: positive pushes the prediction up, negative down. Attention
+// rollout would instead multiply the attention weights through the blocks,
+// which ignores the MLPs and the values; this follows the whole model.
+struct Attribution {
+  int64_t position = 0;
+  int64_t id = 0;           // the top next token there
+  std::string text;
+  double logit = 0;
+  std::vector<double> scores;  // one per position 0 .. position
+};
+
 struct CausalityCheck {
   int64_t changed_position = 0;      // the last position
   std::string original, replacement;  // the token there before and after the change
@@ -134,6 +154,7 @@ struct Walkthrough {
   std::vector<Stage> stages;      // in data-flow order
   std::vector<PositionPredictions> predictions;  // one per position
   std::optional<LossReport> loss;                // with a target only
+  Attribution attribution;                       // at options.attribute_position
   CausalityCheck causality;
   double forward_match = 0;       // max |logits here - GPT::forward logits|: should be ~0
 };
@@ -143,6 +164,7 @@ struct WalkthroughOptions {
   std::optional<int64_t> head;   // only this head in per-head stages
   int64_t top_k = 5;
   std::string target;            // text the model should continue the prompt with (loss, gradients)
+  std::optional<int64_t> attribute_position;  // the attribution's position; default: the prompt's last
   std::string model_description;
 };
 

@@ -121,10 +121,11 @@ ParameterLeaves parameter_leaves(const GPT& model, bool requires_grad) {
 
 TracedForward traced_forward(const GPTConfig& config, const ParameterLeaves& parameters, const Tensor& ids,
                              const WalkthroughOptions& options, const std::string& tokenizer_kind,
-                             std::vector<Stage>& stages) {
-  StageLog log(config, options, tokenizer_kind, stages);
+                             std::vector<Stage>& stages, bool differentiate_stream) {
   TracedForward traced;
+  StageLog log(config, options, tokenizer_kind, stages, traced.stage_outputs);
   traced.residual.push_back(cut(traced_embedding(config, parameters, ids, log, traced)));
+  if (differentiate_stream) traced.residual.back().leaf.set_requires_grad();
   for (int64_t layer = 0; layer < config.n_layer; ++layer) {
     log.enter_block(layer);
     const Tensor output = traced_block(traced.residual.back().leaf, BlockParameters(parameters, layer), config, log);

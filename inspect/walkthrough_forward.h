@@ -36,19 +36,32 @@ struct GraphCut {
   Tensor computed, leaf;
 };
 
+// A shown stage's output as the graph holds it (not detached), so that a
+// backward can read the gradient reaching it; `heads` are those the stage
+// shows, for a per-head stage (empty for a values stage).
+struct StageOutput {
+  size_t stage = 0;  // index into the stages
+  Tensor output;
+  std::vector<int64_t> heads;
+};
+
 struct TracedForward {
   Tensor logits;         // (1, T, V), in the graph when the parameters require grad
   Tensor probabilities;  // (1, T, V), softmax of the logits (not in the graph)
   GraphCut token_rows;   // wte[ids] (1, T, C): the gradient reaching the token embeddings
   std::vector<GraphCut> residual;  // the stream entering block 0 .. L-1, then entering ln_f: L + 1 cuts
+  std::vector<StageOutput> stage_outputs;  // of every shown stage but the tokens, in order
 };
 
 // Runs the forward on ids (1, T) int64, appending the stages that `options`
 // keeps (every block, or the one options.layer names; every head, or
-// options.head) to `stages`, from embed.tokens to probabilities.
+// options.head) to `stages`, from embed.tokens to probabilities. With
+// `differentiate_stream` the stream entering block 0 (residual[0].leaf)
+// requires grad even when the parameters do not: the attribution's backward
+// reaches it alone.
 TracedForward traced_forward(const GPTConfig& config, const ParameterLeaves& parameters, const Tensor& ids,
                              const WalkthroughOptions& options, const std::string& tokenizer_kind,
-                             std::vector<Stage>& stages);
+                             std::vector<Stage>& stages, bool differentiate_stream = false);
 
 // Float32, contiguous, detached, owning its data (the model may train on afterwards).
 Tensor shown_tensor(const Tensor& x);

@@ -96,6 +96,7 @@ Stage* StageLog::add_values(const std::string& kind, const Shapes& inputs, const
   Stage* stage = add(kind, inputs, output, StageView::Values);
   if (!stage) return nullptr;
   stage->tensors.push_back({"output", shown_tensor(output)});
+  outputs_.push_back({stages_.size() - 1, output, {}});
   for (ShownTensor& view : extra_views) stage->tensors.push_back(std::move(view));
   return stage;
 }
@@ -104,8 +105,10 @@ Stage* StageLog::add_per_head(const std::string& kind, const Shapes& inputs, con
   Stage* stage = add(kind, inputs, output, view);
   if (!stage) return nullptr;
   const int64_t heads = output.size(1), group = config_.n_head / heads;  // group: query heads per head shown
+  StageOutput& recorded = outputs_.emplace_back(StageOutput{stages_.size() - 1, output, {}});
   for (int64_t head = 0; head < heads; ++head) {
     if (options_.head && *options_.head / group != head) continue;
+    recorded.heads.push_back(head);
     std::string label = "head " + std::to_string(head);
     if (group > 1)
       label = "KV head " + std::to_string(head) + " (query heads " + std::to_string(head * group) + ".." +

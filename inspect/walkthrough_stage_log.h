@@ -30,8 +30,8 @@ std::string negative_share(const Tensor& x);
 class StageLog {
  public:
   StageLog(const GPTConfig& config, const WalkthroughOptions& options, const std::string& tokenizer_kind,
-           std::vector<Stage>& stages)
-      : config_(config), options_(options), tokenizer_kind_(tokenizer_kind), stages_(stages) {}
+           std::vector<Stage>& stages, std::vector<StageOutput>& outputs)
+      : config_(config), options_(options), tokenizer_kind_(tokenizer_kind), stages_(stages), outputs_(outputs) {}
 
   // The stages that follow belong to `group`, with ids prefixed by `id_prefix`.
   void enter(const std::string& group, const std::string& id_prefix, bool shown);
@@ -53,6 +53,7 @@ class StageLog {
   const WalkthroughOptions& options_;
   const std::string& tokenizer_kind_;
   std::vector<Stage>& stages_;
+  std::vector<StageOutput>& outputs_;
   std::string group_, id_prefix_;
   bool shown_ = true;
 };

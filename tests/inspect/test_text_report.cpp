@@ -45,6 +45,12 @@ TEST_CASE("render_text: every stage, the heatmaps and the tables") {
   CHECK(contains(report, "block 0"));
   CHECK(contains(report, "Causality"));
   CHECK(contains(report, "(exactly 0: no position sees a later one)"));
+  // With a target, each stage's gradient: its norm, and its values as the stage's.
+  CHECK(contains(report, "  grad     dLoss/d(output): norm "));
+  CHECK(contains(report, "  dLoss/d(head 0) (8, 4):"));
+  // The attribution of the last prompt position's top token, one row per position up to it.
+  CHECK(contains(report, "after position 6: gradient x input"));
+  CHECK(contains(report, "\n     6 'd'   "));
   // Slices elide the middle columns of wide tensors (C = 8 shows 6, "...", 2).
   CHECK(contains(report, "   ..."));
 }
@@ -57,5 +63,7 @@ TEST_CASE("render_text: fits a 100-column terminal (ASCII prompt) and leaves out
   while (std::getline(lines, line)) widest = std::max(widest, line.size());
   CHECK(widest <= 100);
   CHECK(!contains(report, "Loss on the target"));
+  CHECK(!contains(report, "dLoss/d("));
+  CHECK(contains(report, "gradient x input"));
   CHECK(contains(report, "Causality"));
 }

@@ -8,6 +8,8 @@
 
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/inspect/walkthrough.h"
+#include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/view.h"
 #include "tests/inspect/walkthrough_fixture.h"
 #include "tinygpt/tokenizer/errors.h"
 
@@ -267,6 +269,120 @@ TEST_CASE("walk_through: the loss, the target probabilities and the gradients ma
   // No scaling of the embeddings: the stream entering block 0 is the token rows plus positions.
   CHECK(report.gradients[3].activation_norm == doctest::Approx(report.gradients[2].activation_norm).epsilon(1e-6));
   model.zero_grad();
+}
+
+TEST_CASE("walk_through: every stage's gradient, consistent with the logits, the attention and the stream's norms") {
+  GPTConfig config = tiny_walkthrough_config();
+  config.init = InitScheme::XavierNormal;
+  GPT model(config, 23);
+  const Walkthrough walkthrough = explain(model, "a bad", {.target = "fed"});
+  const int64_t time = 8, vocab = config.vocab_size, head_size = config.n_embd / config.n_head;
+  auto values_of = [](const ShownTensor& shown) { return shown.value.to_vector<double>(); };
+
+  // dLoss/dlogits = (softmax - one-hot) / targets at the 3 positions predicting the target, 0 before.
+  const std::vector<int64_t> ids = tiny_tokenizer().encode("a badfed");
+  const std::vector<double> probabilities = values_of(stage_named(walkthrough, "probabilities").tensors[0]);
+  REQUIRE(stage_named(walkthrough, "logits").gradients.size() == 1);
+  const std::vector<double> logits_gradient = values_of(stage_named(walkthrough, "logits").gradients[0]);
+  for (int64_t t = 0; t < time; ++t)
+    for (int64_t v = 0; v < vocab; ++v) {
+      const bool predicts = t >= 4 && t < 7;
+      const double expected = predicts ? (probabilities[t * vocab + v] - (ids[t + 1] == v ? 1.0 : 0.0)) / 3 : 0.0;
+      CHECK(logits_gradient[t * vocab + v] == doctest::Approx(expected).epsilon(1e-5).scale(1e-6));
+    }
+
+  // Attention's weighted sum y = w v, per head: dLoss/dw = dy v^T and dLoss/dv = w^T dy.
+  for (int64_t layer = 0; layer < config.n_layer; ++layer) {
+    const std::string block = "block" + std::to_string(layer) + ".";
+    const Stage& weights = stage_named(walkthrough, block + "weights");
+    const Stage& v = stage_named(walkthrough, block + "v");
+    const Stage& attend = stage_named(walkthrough, block + "attend");
+    REQUIRE(weights.gradients.size() == 2);
+    REQUIRE(v.gradients.size() == 2);
+    REQUIRE(attend.gradients.size() == 2);
+    for (int64_t head = 0; head < config.n_head; ++head) {
+      CAPTURE(layer);
+      CAPTURE(head);
+      CHECK(weights.gradients[head].label == "head " + std::to_string(head));
+      const std::vector<double> w = values_of(weights.tensors[head]), values = values_of(v.tensors[head]);
+      const std::vector<double> dy = values_of(attend.gradients[head]), dw = values_of(weights.gradients[head]),
+                                dv = values_of(v.gradients[head]);
+      for (int64_t i = 0; i < time; ++i)
+        for (int64_t j = 0; j < time; ++j) {
+          double expected = 0;
+          for (int64_t d = 0; d < head_size; ++d) expected += dy[i * head_size + d] * values[j * head_size + d];
+          CHECK(dw[i * time + j] == doctest::Approx(expected).epsilon(1e-4).scale(1e-6));
+        }
+      for (int64_t j = 0; j < time; ++j)
+        for (int64_t d = 0; d < head_size; ++d) {
+          double expected = 0;
+          for (int64_t i = 0; i < time; ++i) expected += w[i * time + j] * dy[i * head_size + d];
+          CHECK(dv[j * head_size + d] == doctest::Approx(expected).epsilon(1e-4).scale(1e-6));
+        }
+    }
+  }
+
+  // The stream leaving block i is the one entering block i + 1 (or ln_f): its gradient's norm is the report's.
+  auto norm_of = [&](const Stage& stage) {
+    double squares = 0;
+    for (double value : values_of(stage.gradients.at(0))) squares += value * value;
+    return std::sqrt(squares);
+  };
+  const LossReport& report = *walkthrough.loss;
+  CHECK(norm_of(stage_named(walkthrough, "block1.residual_2")) ==
+        doctest::Approx(report.gradients[0].activation_norm).epsilon(1e-6));
+  CHECK(norm_of(stage_named(walkthrough, "block0.residual_2")) ==
+        doctest::Approx(report.gradients[1].activation_norm).epsilon(1e-6));
+  CHECK(norm_of(stage_named(walkthrough, "embed.sum")) ==
+        doctest::Approx(report.gradients[2].activation_norm).epsilon(1e-6));
+
+  // Nothing reaches the tokens or the probabilities (computed beside the loss); without a target, nothing at all.
+  CHECK(stage_named(walkthrough, "tokens").gradients.empty());
+  CHECK(stage_named(walkthrough, "probabilities").gradients.empty());
+  for (const Stage& stage : explain(model, "a bad", {}).stages) CHECK(stage.gradients.empty());
+}
+
+TEST_CASE("walk_through: the attribution is gradient x input, as scaling one position's stream moves the logit") {
+  GPTConfig config = tiny_walkthrough_config();
+  config.init = InitScheme::XavierNormal;
+  config.tie_embeddings = false;  // then scaling wte's row of a token scales its stream only, not the LM head
+  GPT model(config, 29);
+  model.eval();
+  const std::string prompt = "abcdh";  // each token once: a token's wte row is one position's
+  WalkthroughOptions options;
+  options.attribute_position = 3;
+  const Walkthrough walkthrough = explain(model, prompt, options);
+  const Attribution& attribution = walkthrough.attribution;
+  REQUIRE(attribution.position == 3);
+  CHECK(attribution.id == walkthrough.predictions[3].top[0].id);
+  REQUIRE(attribution.scores.size() == 4);
+
+  const std::vector<int64_t> ids = tiny_tokenizer().encode(prompt);
+  const int64_t time = static_cast<int64_t>(ids.size()), vocab = config.vocab_size;
+  auto logit = [&](GPT& scaled) {
+    NoGradGuard no_grad;
+    return scaled.forward(from_vector(ids, {1, time})).to_vector<double>()[3 * vocab + attribution.id];
+  };
+  CHECK(logit(model) == doctest::Approx(attribution.logit).epsilon(1e-5));
+  // x[s] -> (1 + e) x[s]: dz/de = sum_c x[s, c] dz/dx[s, c], the score (central difference).
+  const double step = 1e-2;
+  for (int64_t s = 0; s < 4; ++s) {
+    CAPTURE(s);
+    double moved[2];
+    for (int side = 0; side < 2; ++side) {
+      GPT scaled(config, 29);
+      scaled.eval();
+      const double factor = 1 + (side == 0 ? step : -step);
+      for (auto& [name, parameter] : scaled.named_parameters()) {
+        if (name == "wte.weight") raw::mul_(raw::select(parameter, 0, ids[s]), factor);
+        if (name == "wpe.weight") raw::mul_(raw::select(parameter, 0, s), factor);
+      }
+      moved[side] = logit(scaled);
+    }
+    CHECK(attribution.scores[s] == doctest::Approx((moved[0] - moved[1]) / (2 * step)).epsilon(2e-2).scale(1e-3));
+  }
+  CHECK_THROWS_WITH_AS(explain(model, prompt, {.attribute_position = 5}),
+                       doctest::Contains("attribute_position 5 is not a position of the 5 tokens"), tg::Error);
 }
 
 TEST_CASE("walk_through: untied head, no biases, scaled embeddings, exact GELU, a model in training mode") {
