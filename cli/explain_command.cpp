@@ -10,6 +10,7 @@
 // a self-contained web page instead, or --json FILE, every stage's numbers for a
 // script); what was loaded goes to stderr. The live page is tinygpt serve's /explain.
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -61,6 +62,7 @@ void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   options.target = arguments.target;
   options.model_description = loaded.description;
   inspect::Walkthrough walkthrough;
+  const auto started = std::chrono::steady_clock::now();
   try {
     walkthrough = inspect::walk_through(*loaded.model, *loaded.tokenizer, arguments.prompt, options);
   } catch (const tokenizer::TokenizerError& error) {
@@ -69,7 +71,8 @@ void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   std::cerr << "explain: " << loaded.description << "\n";  // after the checks: an error stays one line
 
   if (!arguments.json.empty()) {
-    const std::string json = inspect::walkthrough_json(walkthrough, options);
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
+    const std::string json = inspect::walkthrough_json(walkthrough, options, {.milliseconds = took.count()});
     write_file_atomically(arguments.json, json, "explain: --json");
     std::cerr << "explain: wrote " << arguments.json << " (" << json.size() / 1024 << " KiB)\n";
     return;

@@ -102,6 +102,16 @@ LossReport loss_report(const Walkthrough& walkthrough, const std::vector<int64_t
   for (auto cut = traced.residual.rbegin(); cut != traced.residual.rend(); ++cut)
     backward_observed(cut->computed, cut->leaf.grad(), keep);
   backward_observed(traced.token_rows.computed, traced.token_rows.leaf.grad(), keep);
+  for (const GraphCut& cut : traced.residual) {  // (1, T, C) each
+    const std::vector<double> gradient = cut.leaf.grad().to_vector<double>();
+    const int64_t channels = cut.leaf.size(2);
+    std::vector<double>& norms = report.stream_gradient_norms.emplace_back();
+    for (int64_t t = 0; t < time; ++t) {
+      double squares = 0;
+      for (int64_t c = 0; c < channels; ++c) squares += gradient[t * channels + c] * gradient[t * channels + c];
+      norms.push_back(std::sqrt(squares));
+    }
+  }
   for (const StageOutput& recorded : traced.stage_outputs) {
     const Tensor grad =
         recorded.output.grad_fn() ? stage_gradients.at(recorded.output.grad_fn().get()) : recorded.output.grad();

@@ -119,6 +119,9 @@ struct LossReport {
   double perplexity = 0;  // exp(loss)
   std::vector<TargetProbability> targets;
   std::vector<GradientNorm> gradients;  // from the output back to the embeddings
+  // ||dLoss/dx_t|| of the stream entering block i at each position t, for i = 0 .. L
+  // (L: entering ln_f): where the gradient flows, by layer and position.
+  std::vector<std::vector<double>> stream_gradient_norms;
 };
 
 // Why the model expects its top next token at a position, by gradient x input:

@@ -71,7 +71,11 @@ json loss_json(const LossReport& loss) {
     gradients.push_back({{"layer", gradient.layer},
                          {"activation_norm", gradient.activation_norm},
                          {"parameter_norm", gradient.parameter_norm}});
-  return {{"loss", loss.loss}, {"perplexity", loss.perplexity}, {"targets", targets}, {"gradients", gradients}};
+  return {{"loss", loss.loss},
+          {"perplexity", loss.perplexity},
+          {"targets", targets},
+          {"gradients", gradients},
+          {"stream_gradient_norms", loss.stream_gradient_norms}};
 }
 
 }  // namespace
@@ -95,7 +99,8 @@ std::string walkthrough_json(const Walkthrough& walkthrough, const WalkthroughOp
   const CausalityCheck& causality = walkthrough.causality;
   const json body = {
       {"object", "explain"},
-      {"model_description", walkthrough.model_description},
+      {"model", walkthrough.model_description},
+      {"milliseconds", json_options.milliseconds},
       {"config", config},
       {"prompt", walkthrough.prompt},
       {"target", walkthrough.target},

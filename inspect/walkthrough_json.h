@@ -18,6 +18,7 @@ struct WalkthroughJsonOptions {
   // A stage's tensors together above this many values are left out (the stage says
   // "omitted": true): the logits and probabilities of a large vocabulary.
   int64_t max_stage_values = int64_t{1} << 22;
+  double milliseconds = 0;  // what the walk-through took to compute: "milliseconds"
 };
 
 // The walk-through as one JSON object (serialised, UTF-8: invalid bytes of a

@@ -335,6 +335,16 @@ TEST_CASE("walk_through: every stage's gradient, consistent with the logits, the
         doctest::Approx(report.gradients[1].activation_norm).epsilon(1e-6));
   CHECK(norm_of(stage_named(walkthrough, "embed.sum")) ==
         doctest::Approx(report.gradients[2].activation_norm).epsilon(1e-6));
+  // By position: the stream entering block 0, block 1, then ln_f; the positions' norms make up the layer's.
+  REQUIRE(report.stream_gradient_norms.size() == 3);
+  for (size_t cut = 0; cut < 3; ++cut) {
+    CAPTURE(cut);
+    REQUIRE(report.stream_gradient_norms[cut].size() == static_cast<size_t>(time));
+    double squares = 0;
+    for (double norm : report.stream_gradient_norms[cut]) squares += norm * norm;
+    CHECK(std::sqrt(squares) == doctest::Approx(report.gradients[2 - cut].activation_norm).epsilon(1e-6));
+  }
+  CHECK(report.stream_gradient_norms[2][0] == 0);  // entering ln_f, position 0 feeds no target's prediction
 
   // Nothing reaches the tokens or the probabilities (computed beside the loss); without a target, nothing at all.
   CHECK(stage_named(walkthrough, "tokens").gradients.empty());

@@ -53,9 +53,11 @@ TEST_CASE("walkthrough_json: every stage, its words and its tensors' bits") {
   options.layer = 1;
   options.target = "de";
   const Walkthrough walkthrough = walk_through(model, tokenizer, "abc a", options);
-  const json body = json::parse(walkthrough_json(walkthrough, options));
+  const json body = json::parse(walkthrough_json(walkthrough, options, {.milliseconds = 12.5}));
 
   CHECK(body["object"] == "explain");
+  CHECK(body["milliseconds"] == 12.5);
+  CHECK(body["model"] == walkthrough.model_description);
   CHECK(body["layer"] == 1);
   CHECK(body["head"].is_null());
   CHECK(body["config"]["n_layer"] == 2);
