@@ -142,6 +142,36 @@ void Engine::shutdown(std::chrono::milliseconds grace) {
   if (thread_.joinable()) thread_.join();
 }
 
+void Engine::run_on_model(std::function<void(GPT&)> task) {
+  ModelTask waiting{std::move(task), {}};
+  std::future<void> done = waiting.done.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw EngineBusy("the server is shutting down");
+    if (static_cast<int64_t>(tasks_.size()) >= options_.max_queued)
+      throw EngineBusy("the server is busy: " + std::to_string(tasks_.size()) + " requests wait for the model; try again shortly");
+    tasks_.push_back(&waiting);
+  }
+  work_.notify_one();
+  done.get();
+}
+
+void Engine::run_model_tasks() {
+  std::deque<ModelTask*> tasks;
+  {
+    std::lock_guard lock(mutex_);
+    tasks.swap(tasks_);
+  }
+  for (ModelTask* waiting : tasks) {
+    try {
+      waiting->task(model_);
+      waiting->done.set_value();
+    } catch (...) {
+      waiting->done.set_exception(std::current_exception());
+    }
+  }
+}
+
 void Engine::finish(Sequence& sequence, FinishReason reason, std::string error) {
   if (sequence.ended) return;
   sequence.ended = true;
@@ -161,8 +191,11 @@ void Engine::run() {
   while (true) {
     {
       std::unique_lock lock(mutex_);
-      work_.wait(lock, [&] { return stopping_ || !queued_.empty() || !active_.empty(); });
+      work_.wait(lock, [&] { return stopping_ || !queued_.empty() || !active_.empty() || !tasks_.empty(); });
       if (stopping_) {
+        for (ModelTask* waiting : tasks_)
+          waiting->done.set_exception(std::make_exception_ptr(EngineBusy("the server is shutting down")));
+        tasks_.clear();
         for (auto& sequence : queued_) {
           sequence->ended = true;
           ++stats_.completed;
@@ -179,6 +212,7 @@ void Engine::run() {
       }
     }
     adapt_threads_to_load();  // tensor/runtime/thread_governor.h: between steps, as generate() does
+    run_model_tasks();
     admit_waiting();
     if (!active_.empty()) step();
     // The ended leave, their caches with them.

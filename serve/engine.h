@@ -22,6 +22,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -125,15 +127,27 @@ class Engine {
   // as do queued ones at once. Returns when the engine's thread has ended.
   void shutdown(std::chrono::milliseconds grace);
 
+  // Runs `task` on the engine's thread between two steps, the model to itself, and
+  // returns once it has run, rethrowing what it threw. For work beside decoding
+  // that reads the model (the live step-through); the sequences decoding wait for
+  // it. Throws EngineBusy when max_queued tasks wait already or the engine is stopping.
+  void run_on_model(std::function<void(GPT&)> task);
+
   // Bytes of KV cache a sequence of `positions` positions takes.
   int64_t kv_bytes_for(int64_t positions) const;
   int64_t context() const { return model_.config().block_size; }
+  const GPTConfig& config() const { return model_.config(); }
   const EngineOptions& options() const { return options_; }
   EngineStats stats() const;
 
  private:
   struct Sequence;
+  struct ModelTask {
+    std::function<void(GPT&)> task;
+    std::promise<void> done;
+  };
   void run();
+  void run_model_tasks();
   void admit_waiting();
   void prefill(Sequence& sequence);
   void step();
@@ -149,6 +163,7 @@ class Engine {
   std::condition_variable work_;
   std::deque<std::unique_ptr<Sequence>> queued_;      // guarded by mutex_
   std::vector<std::unique_ptr<Sequence>> active_;     // the engine's thread only
+  std::deque<ModelTask*> tasks_;                      // guarded by mutex_; each owned by its caller
   bool stopping_ = false;                             // guarded by mutex_
   Clock::time_point stop_by_ = Clock::time_point::max();
   EngineStats stats_;                                 // guarded by mutex_

@@ -4,7 +4,9 @@
 //   GET  /v1/models              the one model served (and /v1/models/ID, its entry)
 //   POST /v1/completions         a text (or ids) continued
 //   POST /v1/chat/completions    a conversation answered, rendered with the model's chat template
+//   POST /v1/explain             a prompt's walk-through, every stage of one block (serve/explain_api.h)
 //   GET  /                       the chat page (serve/chat_page.html)
+//   GET  /explain                the live step-through (serve/explain_page.html)
 //
 // Each request is one thread of a fixed pool while it lasts; the engine's one
 // thread runs the model for all of them (serve/engine.h). Every limit a client
@@ -41,6 +43,7 @@ struct ServerOptions {
   // (its stream cancelled), so it cannot hold a thread forever.
   std::chrono::seconds io_timeout{10};
   int64_t handler_threads = 80;  // requests served at once (the rest wait for a thread)
+  int64_t max_explain_values = int64_t{1} << 24;  // numbers in one /v1/explain answer, at most
 };
 
 class HttpServer {
@@ -64,6 +67,8 @@ class HttpServer {
   bool authorised(const std::string& authorization_header) const;
   // A completion: checked, queued, answered whole or streamed. Throws ApiError for the client's mistakes.
   void answer(Endpoint endpoint, const httplib::Request& http_request, httplib::Response& response);
+  // A step-through: checked, run on the engine's thread between steps. Throws ApiError.
+  void explain(const httplib::Request& http_request, httplib::Response& response);
 
   Engine& engine_;
   const ServedModel model_;

@@ -1,6 +1,6 @@
 # Shared by the CLI test scripts (source it after setting `tinygpt`):
 # a scratch folder removed on exit, a failure counter, expect_error,
-# expect_exit and the closing summary.
+# expect_exit, start_server (tinygpt serve on a free port) and the closing summary.
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,6 +28,33 @@ expect_exit() {
   "$@" >/dev/null 2>&1
   local status=$?
   [[ $status -eq $code ]] || fail "$name: exit code $status, expected $code"
+}
+
+# require_chromium: Debian's chromium and npm's puppeteer-core in build/npm (scripts/setup.sh --test), else a
+# failure and exit: a browser test must not pass by not running.
+require_chromium() {
+  command -v chromium >/dev/null || { echo "FAIL: chromium is not installed: run bash scripts/setup.sh --test" >&2; exit 1; }
+  [[ -f build/npm/node_modules/puppeteer-core/package.json ]] \
+    || { echo "FAIL: build/npm/node_modules/puppeteer-core is missing: run bash scripts/setup.sh --test" >&2; exit 1; }
+}
+
+# start_server LOG SERVE_FLAGS...: `tinygpt serve SERVE_FLAGS --port 0` in the background, its output
+# in LOG, stopped on exit. Sets `server` (its pid) and, once /health answers, `url`
+# (http://127.0.0.1:PORT, the port the server took and printed); `url` stays empty if it never does.
+start_server() {
+  local log=$1
+  shift
+  "$tinygpt" serve "$@" --port 0 >"$log" 2>&1 &
+  server=$!
+  trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+  url=""
+  for _ in $(seq 300); do
+    url=$(grep -om1 'listening on http://[^/]*' "$log" | sed 's/^listening on //')
+    [[ -n $url ]] && curl -sf "$url/health" >/dev/null && return
+    kill -0 $server 2>/dev/null || break
+    sleep 0.2
+  done
+  url=""
 }
 
 # finish WHAT: the summary line and the exit code.

@@ -18,9 +18,7 @@ set -uo pipefail
 tinygpt=${1:?usage: $0 path/to/tinygpt}
 source "$(dirname "$0")/cli_test_helpers.sh"
 
-command -v chromium >/dev/null || { echo "FAIL: chromium is not installed: run bash scripts/setup.sh --test" >&2; exit 1; }
-[[ -f build/npm/node_modules/puppeteer-core/package.json ]] \
-  || { echo "FAIL: build/npm/node_modules/puppeteer-core is missing: run bash scripts/setup.sh --test" >&2; exit 1; }
+require_chromium
 
 # The page is pasted into a C++ raw string by configure_file(@ONLY): a @NAME@ would be replaced,
 # and the raw string's closing delimiter would end it early.
@@ -46,18 +44,8 @@ EOF
   || fail "train on conversations: $(cat "$work/train.log")"
 
 api_key=test-key-$RANDOM
-# Port 0: the server takes a free port and prints it ("listening on http://127.0.0.1:PORT/").
-"$tinygpt" serve --ckpt "$work/chat" --port 0 --api-key "$api_key" >"$work/serve.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
-url=""
-for _ in $(seq 300); do
-  url=$(grep -om1 'listening on http://[^/]*' "$work/serve.log" | sed 's/^listening on //')
-  [[ -n $url ]] && curl -sf "$url/health" >/dev/null && break
-  kill -0 $server 2>/dev/null || break
-  sleep 0.2
-done
-if [[ -z $url ]] || ! curl -sf "$url/health" >/dev/null; then
+start_server "$work/serve.log" --ckpt "$work/chat" --api-key "$api_key"
+if [[ -z $url ]]; then
   fail "serve: no answer on /health: $(tail -5 "$work/serve.log")"
 else
   curl -sf "$url/" >"$work/served.html" || fail "serve: GET / failed"

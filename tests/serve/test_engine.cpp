@@ -3,11 +3,13 @@
 // the queue hold; cancelling, deadlines and shutdown end sequences with their reason.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <thread>
 
 #include "tinygpt/models/generate.h"
 #include "tinygpt/serve/engine.h"
 #include "tinygpt/tensor/elementwise.h"
+#include "tinygpt/tensor/factory.h"
 #include "tests/models/tiny_gpt_config.h"
 
 using namespace tg;
@@ -195,4 +197,37 @@ TEST_CASE("Engine: shutdown ends what is in flight and queued, and refuses what 
   }
   CHECK(shut_down >= 1);  // the last of six queued behind one place cannot have run by then
   CHECK_THROWS_AS(engine.submit(request_for({1}, 4, true, 1)), EngineBusy);
+}
+
+TEST_CASE("Engine: run_on_model runs a task on the engine's thread between steps, its error passed back") {
+  const std::unique_ptr<GPT> owned = tiny_model();
+  GPT& model = *owned;
+  const CompletionRequest request = request_for({3, 4, 5}, 20, false, 7);
+  GenerationOptions options;
+  options.max_new_tokens = request.max_new_tokens;
+  options.sampling = request.sampling;
+  options.seed = request.seed;
+  const std::vector<int64_t> expected = generate(model, request.prompt, options);
+
+  Engine engine(model, {});
+  const std::shared_ptr<TokenStream> stream = engine.submit(request);
+  REQUIRE(stream->next(Clock::now() + std::chrono::seconds(60)).has_value());  // decoding has begun
+  std::thread::id ran_on;
+  double logit = 0;
+  engine.run_on_model([&](GPT& given) {
+    ran_on = std::this_thread::get_id();
+    CHECK(&given == &model);
+    logit = given.forward(from_vector(std::vector<int64_t>{1, 2}, {1, 2})).to_vector<double>()[0];
+  });
+  CHECK(ran_on != std::this_thread::get_id());
+  CHECK(std::isfinite(logit));
+  CHECK_THROWS_WITH_AS(engine.run_on_model([](GPT&) { throw Error("the task failed"); }), "the task failed", Error);
+  // The sequence decoding meanwhile got generate()'s tokens all the same.
+  Outcome outcome = drain(*stream);
+  CHECK(outcome.reason == FinishReason::Length);
+  CHECK(outcome.ids.size() == expected.size() - 1);
+  CHECK(std::equal(outcome.ids.begin(), outcome.ids.end(), expected.begin() + 1));
+
+  engine.shutdown(std::chrono::milliseconds(0));
+  CHECK_THROWS_AS(engine.run_on_model([](GPT&) {}), EngineBusy);
 }

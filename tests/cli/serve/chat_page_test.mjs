@@ -5,15 +5,12 @@
 // usage: node chat_page_test.mjs BASE_URL API_KEY SCRATCH_DIR
 //   BASE_URL: the server (http://127.0.0.1:PORT), started with --api-key API_KEY.
 //   Screenshots go to SCRATCH_DIR. Prints one line per failed check on stderr, exits 1 if any.
-import {createRequire} from 'node:module';
 import path from 'node:path';
-import {execFileSync} from 'node:child_process';
-import {fileURLToPath} from 'node:url';
+
+import {launchChromium, layoutProblems, watchPage} from './browser_checks.mjs';
 
 const [baseUrl, apiKey, scratch] = process.argv.slice(2);
 if (!scratch) throw new Error('usage: node chat_page_test.mjs BASE_URL API_KEY SCRATCH_DIR');
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const puppeteer = createRequire(path.join(root, 'build/npm/'))('puppeteer-core');
 const origin = new URL(baseUrl).origin;
 
 let failures = 0;
@@ -32,21 +29,14 @@ async function direct(body, key = apiKey) {
   return {status: response.status, body: await response.json()};
 }
 
-const browser = await puppeteer.launch({
-  executablePath: execFileSync('sh', ['-c', 'command -v chromium']).toString().trim(),
-  args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-dev-shm-usage'],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage();
   await page.setViewport({width: 1400, height: 900});
   const chatRequests = [];
-  page.on('request', (request) => {
-    const url = request.url();
-    // A data: URL is the page's own bytes, not a request to anyone.
-    if (!url.startsWith('data:') && new URL(url).origin !== origin) fail('the page asked another origin: ' + url);
-    if (url === baseUrl + '/v1/chat/completions') chatRequests.push(JSON.parse(request.postData()));
+  watchPage(page, origin, fail, (request) => {
+    if (request.url() === baseUrl + '/v1/chat/completions') chatRequests.push(JSON.parse(request.postData()));
   });
-  page.on('pageerror', (error) => fail('script error: ' + error.message));
   await page.goto(baseUrl + '/', {waitUntil: 'load'});
 
   // Settings: the key (the model's name needs it on this server), greedy decoding, a system message.
@@ -162,43 +152,8 @@ try {
   // The layout at a phone's width and a wide screen's, settings open: nothing overlaps, no text overflows.
   for (const width of [360, 1400]) {
     await page.setViewport({width, height: 800});
-    const problems = await page.evaluate(() => {
-      const found = [];
-      // What of an element is on screen: its box cut by every ancestor that clips.
-      function visibleRect(element) {
-        let {left, top, right, bottom} = element.getBoundingClientRect();
-        for (let parent = element.parentElement; parent; parent = parent.parentElement) {
-          if (getComputedStyle(parent).overflow === 'visible') continue;
-          const clip = parent.getBoundingClientRect();
-          left = Math.max(left, clip.left); top = Math.max(top, clip.top);
-          right = Math.min(right, clip.right); bottom = Math.min(bottom, clip.bottom);
-        }
-        return right - left > 0 && bottom - top > 0 ? {left, top, right, bottom} : null;
-      }
-      const name = (element) => element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') +
-                                (element.className ? '.' + String(element.className).replace(/ /g, '.') : '');
-      const shown = [...document.querySelectorAll('.message, .message > *, button, input, textarea, label, summary, h1, #model, #empty')]
-        .filter((element) => element.checkVisibility() && !element.classList.contains('visually-hidden'))
-        .map((element) => ({element, rect: visibleRect(element)}))
-        .filter((item) => item.rect);
-      for (let i = 0; i < shown.length; i++) {
-        for (let j = i + 1; j < shown.length; j++) {
-          const [a, b] = [shown[i], shown[j]];
-          if (a.element.contains(b.element) || b.element.contains(a.element)) continue;
-          const overlap = Math.min(a.rect.right, b.rect.right) - Math.max(a.rect.left, b.rect.left) > 0.5 &&
-                          Math.min(a.rect.bottom, b.rect.bottom) - Math.max(a.rect.top, b.rect.top) > 0.5;
-          if (overlap) found.push(`${name(a.element)} overlaps ${name(b.element)}`);
-        }
-      }
-      for (const element of document.body.querySelectorAll('*')) {
-        const style = getComputedStyle(element);
-        if (!element.checkVisibility() || style.display === 'inline' || style.overflowX !== 'visible' ||
-            ['INPUT', 'TEXTAREA', 'SCRIPT'].includes(element.tagName)) continue;
-        if (element.scrollWidth > element.clientWidth + 1) found.push(`${name(element)}'s text overflows its box`);
-      }
-      if (document.documentElement.scrollWidth > innerWidth) found.push(`the page is ${document.documentElement.scrollWidth} px wide`);
-      return found;
-    });
+    const problems = await layoutProblems(
+      page, '.message, .message > *, button, input, textarea, label, summary, h1, #model, #empty');
     for (const problem of problems) fail(`at ${width} px: ${problem}`);
     await page.screenshot({path: path.join(scratch, `chat-${width}.png`), fullPage: true});
   }
