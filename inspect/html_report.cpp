@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
-#include <utility>
 
+#include "tinygpt/inspect/html_attention_maps.h"
+#include "tinygpt/inspect/html_block_diagram.h"
+#include "tinygpt/inspect/html_text.h"
 #include "tinygpt/inspect/stage_descriptions.h"
 #include "tinygpt/inspect/svg.h"
 #include "tinygpt/nn/functional/gelu.h"
@@ -17,12 +18,6 @@ namespace {
 
 using svg::escape;
 
-// Heatmaps show at most the first 32 queries and keys, fewer when there are many
-// heatmaps: all of them together hold at most about kHeatmapCells cells (GPT-2,
-// 12 blocks x 12 heads x 3 attention stages: the first 21 positions), which
-// keeps the page to a few MB.
-constexpr int64_t kHeatmapPositions = 32;
-constexpr int64_t kHeatmapCells = 200000;
 constexpr int64_t kTableRows = 6;      // a stage's table of first values: at most 6 rows ...
 constexpr int64_t kTableColumns = 8;   // ... of 8 columns
 constexpr size_t kTablesPerStage = 2;  // and at most 2 such tables (the output, one extra view)
@@ -35,12 +30,20 @@ h2 { font-size: 1.2em; margin: 0 0 4px; }
 code, pre, .token { font-family: ui-monospace, monospace; }
 .token { background: #f1f1f1; border-radius: 3px; padding: 0 3px; white-space: pre; }
 .summary { color: #555; }
-#diagram { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 16px 0; }
-.box { border: 1px solid #9ab; border-radius: 6px; padding: 4px 6px; background: #f6f9fc; }
-.box h3 { font-size: 0.8em; margin: 0 0 2px; color: #345; }
-.box a { display: inline-block; font-size: 0.75em; margin: 1px 2px; text-decoration: none; color: #06c; }
-.box a:hover { text-decoration: underline; }
-.arrow { color: #789; }
+.prose { white-space: pre-wrap; background: #f1f1f1; border-radius: 3px; padding: 0 3px; font-family: ui-monospace, monospace; }
+#diagram { margin: 16px 0; font-size: 0.9em; }
+#diagram svg { display: block; width: 100%; max-width: 1110px; height: auto; }
+#diagram .box { fill: #f6f9fc; stroke: #6a8caf; stroke-width: 1.2; }
+#diagram a:hover .box { fill: #dbeaf7; }
+#diagram text { fill: #345; }
+#diagram .name { font-weight: bold; font-size: 11px; fill: #06c; }
+#diagram .name.long { font-size: 9.5px; }
+#diagram a { color: #06c; }
+nav.blocks { font-size: 0.85em; margin: 2px 0 6px; }
+nav.blocks a { margin: 0 3px; color: #06c; }
+.heatmaps { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
+.scroll { max-width: 100%; min-width: 0; overflow-x: auto; }
+.cut { background: #fff4e0; border-left: 3px solid #e6a23c; padding: 4px 8px; }
 #contents { position: sticky; top: 0; z-index: 2; background: #fff; border-bottom: 1px solid #ddd; padding: 6px 0;
             font-size: 0.85em; }
 #contents a { margin-right: 10px; color: #06c; text-decoration: none; white-space: nowrap; }
@@ -65,14 +68,20 @@ window.addEventListener('error', function (event) {
 });
 )js";
 
-// After load: every stage the diagram links to has a visible section and every
-// stage section is in the diagram; data-rendered says how many, or what is missing.
+// After load: every link of the diagram leads to a section of the page, every
+// stage the diagram (or a stage's "this stage in block" links) leads to has a
+// visible section, and every stage section is linked so; data-rendered says how
+// many, or what is missing.
 constexpr const char* kRenderCheck = R"js(
 window.addEventListener('load', function () {
   var body = document.body;
   var linked = {};
   var problems = [];
-  document.querySelectorAll('#diagram a[data-stage]').forEach(function (link) {
+  document.querySelectorAll('#diagram a').forEach(function (link) {
+    var target = (link.getAttribute('href') || '').slice(1);
+    if (!document.getElementById(target)) problems.push('the diagram links #' + target + ', not on the page');
+  });
+  document.querySelectorAll('#diagram a[data-stage], nav.blocks a[data-stage]').forEach(function (link) {
     var id = link.getAttribute('data-stage');
     linked[id] = true;
     var section = document.getElementById(id);
@@ -95,26 +104,10 @@ window.addEventListener('load', function () {
 });
 )js";
 
-std::string token_span(const std::string& text) { return "<span class=\"token\">" + escape(text) + "</span>"; }
-
 // "ln_1" for "block0.ln_1", "tokens" for "embed.tokens" and for "tokens".
 std::string short_name(const std::string& id) {
   const size_t dot = id.find('.');
   return dot == std::string::npos ? id : id.substr(dot + 1);
-}
-
-// A token's text with its spaces shown as "␣": a token " the" or " " must be seen.
-std::string visible(const std::string& text) {
-  std::string shown;
-  for (char byte : text) shown += byte == ' ' ? "\u2423" : std::string(1, byte);
-  return shown;
-}
-
-// The first `count` tokens as heatmap labels, spaces visible.
-std::vector<std::string> token_labels(const Walkthrough& walkthrough, int64_t count) {
-  std::vector<std::string> labels;
-  for (int64_t i = 0; i < count; ++i) labels.push_back(visible(walkthrough.tokens[static_cast<size_t>(i)].text));
-  return labels;
 }
 
 // A values table's column header: the token whose id the column is (logits,
@@ -122,8 +115,8 @@ std::vector<std::string> token_labels(const Walkthrough& walkthrough, int64_t co
 std::string column_header(const Walkthrough& walkthrough, int64_t column, bool columns_are_tokens) {
   if (!columns_are_tokens) return "<th>" + std::to_string(column) + "</th>";
   const auto id = static_cast<size_t>(column);
-  const std::string token = id < walkthrough.vocabulary.size() ? visible(walkthrough.vocabulary[id]) : "?";
-  return "<th title=\"id " + std::to_string(column) + "\">" + token_span(token) + "</th>";
+  const std::string token = id < walkthrough.vocabulary.size() ? shown_token(walkthrough.vocabulary[id]) : "?";
+  return "<th title=\"id " + std::to_string(column) + "\"><span class=\"token\">" + escape(token) + "</span></th>";
 }
 
 std::string page_header(const Walkthrough& walkthrough) {
@@ -136,33 +129,9 @@ std::string page_header(const Walkthrough& walkthrough) {
                     (block_description(config).empty() ? "" : "; " + escape(block_description(config))) +
                     ". The step-by-step forward matches the model's own forward to " +
                     number(walkthrough.forward_match, 3) + " (largest difference of the logits).</p>\n";
-  out += "<p>Prompt " + token_span(walkthrough.prompt);
-  if (!walkthrough.target.empty()) out += ", target " + token_span(walkthrough.target);
+  out += "<p>Prompt <span class=\"prose\">" + escape(walkthrough.prompt) + "</span>";
+  if (!walkthrough.target.empty()) out += ", target <span class=\"prose\">" + escape(walkthrough.target) + "</span>";
   return out + ". Click a stage in the diagram to jump to it.</p>\n";
-}
-
-// The model as boxes in data-flow order, one per stage group, each stage a link to its section.
-std::string diagram(const Walkthrough& walkthrough) {
-  std::string out = "<nav id=\"diagram\">";
-  std::string open_group;
-  for (const Stage& stage : walkthrough.stages) {
-    if (stage.group != open_group) {
-      if (!open_group.empty()) out += "</div><span class=\"arrow\">&rarr;</span>";
-      out += "<div class=\"box\"><h3>" + escape(stage.group) + "</h3>";
-      open_group = stage.group;
-    }
-    out += "<a href=\"#" + escape(stage.id) + "\" data-stage=\"" + escape(stage.id) + "\" title=\"" +
-           escape(stage.title) + "\">" + escape(short_name(stage.id)) + "</a>";
-  }
-  if (!open_group.empty()) out += "</div><span class=\"arrow\">&rarr;</span>";
-  out +=
-      "<div class=\"box\"><h3>Results</h3><a href=\"#predictions\">predictions</a>"
-      "<a href=\"#causality\">causality</a></div>";
-  if (walkthrough.loss)
-    out +=
-        "<span class=\"arrow\">&rarr;</span><div class=\"box\"><h3>Loss</h3><a href=\"#loss\">loss and "
-        "gradients</a></div>";
-  return out + "</nav>\n";
 }
 
 // One link per group of stages (the first stage of each) and per closing
@@ -180,11 +149,17 @@ std::string contents_bar(const Walkthrough& walkthrough) {
   return out + "<a href=\"#causality\">Causality</a></nav>\n";
 }
 
+// A stage holding one tensor per shown head (labelled "head h" or "KV head g (...)").
+bool is_per_head(const Stage& stage) {
+  if (stage.tensors.empty()) return false;
+  const std::string& label = stage.tensors[0].label;
+  return label.starts_with("head ") || label.starts_with("KV head ");
+}
+
 // The values the histogram counts: every shown head of a per-head stage, else the output.
 std::vector<double> histogram_values(const Stage& stage) {
   if (stage.tensors.empty()) return {};
-  const std::string& label = stage.tensors[0].label;
-  if (!label.starts_with("head ") && !label.starts_with("KV head ")) return stage.tensors[0].value.to_vector<double>();
+  if (!is_per_head(stage)) return stage.tensors[0].value.to_vector<double>();
   std::vector<double> values;
   for (const ShownTensor& shown : stage.tensors) {
     const std::vector<double> head = shown.value.to_vector<double>();
@@ -223,70 +198,20 @@ std::string values_table(const Walkthrough& walkthrough, const Stage& stage, con
   return out + "</table>";
 }
 
-// The top-left (n, n) corner of a (T, T) attention map; for the weights, the
-// keys after each query (weight exactly 0, masked) become NaN, drawn grey.
-Tensor heatmap_grid(const Tensor& map, int64_t n, bool grey_future) {
-  const int64_t time = map.size(1);
-  const std::vector<double> values = map.to_vector<double>();
-  std::vector<double> corner;
-  for (int64_t query = 0; query < n; ++query)
-    for (int64_t key = 0; key < n; ++key)
-      corner.push_back(grey_future && key > query ? NAN : values[static_cast<size_t>(query * time + key)]);
-  return from_vector(corner, {n, n});
-}
-
-// How many positions each heatmap shows: see kHeatmapCells.
-int64_t heatmap_positions(const Walkthrough& walkthrough) {
-  int64_t heatmaps = 0;
-  for (const Stage& stage : walkthrough.stages)
-    if (stage.view == StageView::Attention) heatmaps += static_cast<int64_t>(stage.tensors.size());
-  const auto affordable = static_cast<int64_t>(std::sqrt(kHeatmapCells / std::max<int64_t>(heatmaps, 1)));
-  return std::clamp<int64_t>(affordable, 8, kHeatmapPositions);
-}
-
-// The smallest and largest finite value of all `grids`.
-std::pair<double, double> finite_range(const std::vector<Tensor>& grids) {
-  double smallest = INFINITY, largest = -INFINITY;
-  for (const Tensor& grid : grids)
-    for (double value : grid.to_vector<double>())
-      if (std::isfinite(value)) {
-        smallest = std::min(smallest, value);
-        largest = std::max(largest, value);
-      }
-  return {smallest, largest};
-}
-
-// One heatmap per shown head, and a line saying which colour scale they use:
-// the weights always 0 to 1; scores and mask each head its own, or with
-// `shared_scale` one for all heads of the stage (equal colours, equal values).
-std::string attention_heatmaps(const Walkthrough& walkthrough, const Stage& stage, int64_t positions,
-                               bool shared_scale) {
-  const bool weights = stage.id.ends_with(".weights");
-  std::vector<Tensor> grids;  // (n, n) per head
-  for (const ShownTensor& shown : stage.tensors)
-    grids.push_back(heatmap_grid(shown.value, std::min(shown.value.size(0), positions), weights));
-  std::optional<std::pair<double, double>> range;
-  if (weights) range = std::pair{0.0, 1.0};
-  else if (shared_scale && !grids.empty()) range = finite_range(grids);
-  std::string out;
-  for (size_t head = 0; head < grids.size(); ++head) {
-    svg::HeatmapOptions options;
-    options.title = stage.tensors[head].label;
-    options.row_labels = options.column_labels = token_labels(walkthrough, grids[head].size(0));
-    if (stage.tensors.size() > 4) options.grid_size = 200;  // many heads: more of them side by side
-    options.range = range;
-    out += svg::heatmap(grids[head], options);
-  }
-  out += "</div>\n<p class=\"scale\">Colour scale: " +
-         (range ? "one for all heads, from " + number(range->first, 3) + " to " + number(range->second, 3) +
-                      " (equal colours, equal values)"
-                : std::string("each head its own, from its smallest to its largest value (its colour bar); "
-                              "<code>--shared-scale</code> gives all heads one")) +
-         ".</p>";
-  if (!stage.tensors.empty() && stage.tensors[0].value.size(0) > positions)
-    out += "<p>The first " + std::to_string(positions) + " of " + std::to_string(stage.tensors[0].value.size(0)) +
-           " positions.</p>";
-  return out;
+// For a per-head stage (q, k, v, q_norm, k_norm, attend), which heads its tables
+// show of how many: the tables hold the first kTablesPerStage shown heads, the
+// histogram every shown one. "" for any other stage.
+std::string tables_note(const Stage& stage) {
+  if (stage.tensors.empty() || !is_per_head(stage) || stage.output_shape.size() != 4) return "";
+  const size_t tables = std::min(stage.tensors.size(), kTablesPerStage);
+  std::string shown;
+  for (size_t i = 0; i < tables; ++i) shown += (i ? " and " : "") + escape(stage.tensors[i].label);
+  const int64_t heads = stage.output_shape[1];
+  std::string note = "<p class=\"heads-shown\">The tables: " + shown + " of the stage's " + std::to_string(heads) +
+                     " heads (0 to " + std::to_string(heads - 1) + ")";
+  if (stage.tensors.size() > tables)
+    note += "; the histogram counts all " + std::to_string(stage.tensors.size()) + " shown";
+  return note + ". <code>--head H</code> shows one head of your choice.</p>\n";
 }
 
 // The extra view of `stage` labelled `label`, or null.
@@ -336,12 +261,12 @@ std::string top_tokens_chart(const Walkthrough& walkthrough) {
   std::vector<std::string> labels;
   std::vector<double> probabilities;
   for (const Prediction& prediction : last.top) {
-    labels.push_back(visible(prediction.text));
+    labels.push_back(shown_token(prediction.text));
     probabilities.push_back(prediction.probability);
   }
   return svg::bar_chart(labels, probabilities,
                         {.title = "the most likely tokens after position " + std::to_string(last.position) + " (" +
-                                  visible(last.token) + ")",
+                                  shown_token(last.token) + ")",
                          .value_label = "probability"});
 }
 
@@ -354,11 +279,12 @@ std::string tokens_table(const Walkthrough& walkthrough) {
   return out + "</table>";
 }
 
-std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, int64_t heatmap_size,
+std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, const HeatmapPlan& heatmaps,
                           const HtmlOptions& options) {
   std::string out = "<section class=\"stage\" id=\"" + escape(stage.id) + "\">\n<h2>" + escape(stage.title) +
                     " <code>" + escape(stage.id) +
-                    "</code> <a class=\"up\" href=\"#diagram\">&uarr; diagram</a></h2>\n";
+                    "</code> <a class=\"up\" href=\"#diagram\">&uarr; diagram</a></h2>\n" +
+                    same_stage_in_blocks(walkthrough, stage);
   out += "<pre class=\"formula\">" + escape(stage.formula) + "</pre>\n<p>" + escape(stage.explanation) + "</p>\n";
   std::string inputs;
   for (const std::vector<int64_t>& shape : stage.input_shapes)
@@ -389,13 +315,14 @@ std::string stage_section(const Walkthrough& walkthrough, const Stage& stage, in
   }
   if (input && (short_name(stage.id) == "gelu" || short_name(stage.id) == "relu2"))
     out += activation_chart(walkthrough, short_name(stage.id), *input, stage.tensors[0]);
+  out += "</div>\n";
   if (stage.view == StageView::Attention)
-    out += attention_heatmaps(walkthrough, stage, heatmap_size, options.shared_attention_scale);
-  else
-    out += "</div>\n";
-  if (stage.view == StageView::Values)
+    out += attention_heatmaps(walkthrough, stage, heatmaps, options.shared_attention_scale);
+  if (stage.view == StageView::Values) {
+    out += tables_note(stage);
     for (size_t i = 0; i < std::min(stage.tensors.size(), kTablesPerStage); ++i)
-      out += values_table(walkthrough, stage, stage.tensors[i]) + "\n";
+      out += "<div class=\"scroll\">" + values_table(walkthrough, stage, stage.tensors[i]) + "</div>\n";
+  }
   return out + "</section>\n";
 }
 
@@ -468,9 +395,9 @@ std::string render_html(const Walkthrough& walkthrough, const HtmlOptions& optio
                     escape(walkthrough.prompt) + "</title>\n<style>" + kStyle + "</style>\n</head>\n";
   out += "<body data-stages=\"" + std::to_string(walkthrough.stages.size()) +
          "\" data-rendered=\"pending\" data-errors=\"\">\n<script>" + kErrorRecorder + "</script>\n";
-  out += contents_bar(walkthrough) + page_header(walkthrough) + diagram(walkthrough);
-  const int64_t heatmap_size = heatmap_positions(walkthrough);
-  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmap_size, options);
+  const HeatmapPlan heatmaps = plan_heatmaps(walkthrough);
+  out += contents_bar(walkthrough) + page_header(walkthrough) + heatmap_cut_note(heatmaps) + block_diagram(walkthrough);
+  for (const Stage& stage : walkthrough.stages) out += stage_section(walkthrough, stage, heatmaps, options);
   out += predictions_section(walkthrough);
   if (walkthrough.loss) out += loss_section(*walkthrough.loss);
   out += causality_section(walkthrough.causality);

@@ -43,7 +43,12 @@ struct HeatmapOptions {
   std::vector<std::string> column_labels;  // one per column, above it (attention: keys)
   std::string row_axis = "query";
   std::string column_axis = "key";
-  double grid_size = 300;                          // the grid's longer side in pixels (cells stay between 8 and 28 px)
+  double grid_size = 300;                          // the grid's longer side in pixels (cells stay between 8 px
+  double largest_cell = 28;                        // and largest_cell)
+  // Each finite cell's value: always a <title> tooltip with the exact float32 value ("query 3, key 1:
+  // 0.25000003", the shortest decimal that reads back as it), and written inside the cell as the
+  // terminal report prints it (4 decimals) when the cell is wide enough to read it.
+  bool cell_values = false;
   std::optional<std::pair<double, double>> range;  // the colour scale's ends (weights: 0 to 1); by
                                                    // default the smallest and largest finite value
 };
@@ -53,8 +58,8 @@ struct HeatmapOptions {
 // values (a masked -inf) are drawn as grey "masked" cells. Cells are unit squares
 // scaled into place, one path per colour, n neighbours in a row of the same
 // colour drawn as the segment "h{n}v1h-{n}z": compact for a page with hundreds
-// of heatmaps. Throws tg::Error if `grid` is not 2-D or a label list has the
-// wrong length.
+// of heatmaps (options.cell_values adds an element per cell, about 55 bytes).
+// Throws tg::Error if `grid` is not 2-D or a label list has the wrong length.
 std::string heatmap(const Tensor& grid, const HeatmapOptions& options);
 
 // --- histogram -----------------------------------------------------------------
@@ -119,13 +124,14 @@ struct LineChartOptions {
   // The x axis covers at least [x_from, x_to] when x_from < x_to (a run of 0 or
   // 1 steps still gets an axis of whole iterations); else the points' range.
   double x_from = 0, x_to = 0;
-  int width = 900, height = 480;
+  int width = 900, height = 480;  // the chart's; the legend adds its rows below (16 px each)
 };
 
 // The series against a shared x axis, each on its y axis (the right one is
 // drawn only if a series uses it), with a grid at the left axis' ticks and a
-// legend. Throws tg::Error if a series has x and y of different lengths, no
-// series has a point, or a Log axis gets a value <= 0.
+// legend (<g class="legend">) below the x axis' title, where it hides no point.
+// Throws tg::Error if a series has x and y of different lengths, no series has
+// a point, or a Log axis gets a value <= 0.
 std::string line_chart(const std::vector<Series>& series, const LineChartOptions& options);
 
 }  // namespace tg::inspect::svg

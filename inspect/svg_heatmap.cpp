@@ -1,5 +1,6 @@
 // The heatmap of inspect/svg.h: one square cell per value, one <path> per colour.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -91,6 +92,64 @@ class CellPath {
   int64_t run_column_ = 0, run_row_ = 0, run_length_ = 0;  // the run being collected
 };
 
+// The shortest decimal that reads back as the same float32: the value itself, "0.1" not "0.100000001".
+std::string exact_value(double value) {
+  char text[32];
+  const auto result = std::to_chars(text, text + sizeof text, static_cast<float>(value));
+  return std::string(text, result.ptr);
+}
+
+// A value as the terminal report prints it (inspect/text_report.cpp, cell()): 4 decimals, or 2
+// significant digits with an exponent when it is very large or very small.
+std::string printed_value(double value) {
+  char text[32];
+  const bool exponent = std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4);
+  std::snprintf(text, sizeof text, exponent ? "%.1e" : "%.4f", value);
+  return text;
+}
+
+struct GridPlace {
+  double left, top, cell;  // the grid's top-left corner and a cell's side, in pixels
+};
+
+// The printed value inside each finite cell when it is wide enough to read (a
+// font of at least 7 px), light on the dark half of the scale; none reacts to the pointer.
+std::string values_in_cells(const std::vector<double>& values, int64_t columns, const GridPlace& place,
+                            double smallest, double largest) {
+  std::string out = "<g text-anchor=\"middle\" pointer-events=\"none\">";
+  const std::string open = out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) continue;
+    const std::string text = printed_value(values[i]);
+    const double font = std::min(10.0, (place.cell - 4) / (0.62 * static_cast<double>(text.size())));
+    if (font < 7) continue;
+    const double t = largest > smallest ? (values[i] - smallest) / (largest - smallest) : 0.5;
+    const auto row = static_cast<double>(static_cast<int64_t>(i) / columns);
+    const auto column = static_cast<double>(static_cast<int64_t>(i) % columns);
+    out += text_at(place.left + (column + 0.5) * place.cell, place.top + (row + 0.5) * place.cell + font * 0.35, text,
+                   "font-size=\"" + px(font) + "\" fill=\"" + (t > 0.55 ? "#fff" : "#222") + "\"");
+  }
+  return out.size() == open.size() ? "" : out + "</g>";
+}
+
+// An invisible square over each finite cell holding its exact value as a <title>, so hovering shows
+// it. Drawn "v1h1v-1z", not as the colour runs "h{n}v1h-{n}z" are: those count the cells drawn.
+std::string cell_tooltips(const std::vector<double>& values, int64_t columns, const GridPlace& place,
+                          const HeatmapOptions& options) {
+  std::string out = "<g fill-opacity=\"0\" transform=\"translate(" + px(place.left) + "," + px(place.top) +
+                    ") scale(" + px(place.cell) + ")\">";
+  const std::string row_axis = escape(options.row_axis), column_axis = escape(options.column_axis);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) continue;
+    const std::string row = std::to_string(static_cast<int64_t>(i) / columns);
+    const std::string column = std::to_string(static_cast<int64_t>(i) % columns);
+    out.append("<path d=\"M").append(column).append(" ").append(row).append("v1h1v-1z\"><title>");
+    out.append(row_axis).append(" ").append(row).append(", ").append(column_axis).append(" ").append(column);
+    out.append(": ").append(exact_value(values[i])).append("</title></path>");
+  }
+  return out + "</g>";
+}
+
 }  // namespace
 
 std::string heatmap(const Tensor& grid, const HeatmapOptions& options) {
@@ -117,7 +176,8 @@ std::string heatmap(const Tensor& grid, const HeatmapOptions& options) {
 
   // Layout: title, slanted column labels, then row labels | grid | colour bar.
   const double cell =
-      std::clamp(std::round(options.grid_size / static_cast<double>(std::max<int64_t>({rows, columns, 1}))), 8.0, 28.0);
+      std::clamp(std::round(options.grid_size / static_cast<double>(std::max<int64_t>({rows, columns, 1}))), 8.0,
+                 std::max(8.0, options.largest_cell));
   const double label_font = std::clamp(cell - 1, 7.0, 11.0);
   const double label_scale = label_font / 11;
   const double left = 8 + label_width(options.row_labels) * label_scale + 6;
@@ -166,6 +226,11 @@ std::string heatmap(const Tensor& grid, const HeatmapOptions& options) {
   out += "</g>";
   out += "<rect x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" + px(grid_width) + "\" height=\"" +
          px(grid_height) + "\" fill=\"none\" stroke=\"" + kAxisColour + "\" stroke-width=\"0.5\"/>";
+  if (options.cell_values) {
+    const GridPlace place{left, top, cell};
+    out += values_in_cells(values, columns, place, smallest, largest);
+    out += cell_tooltips(values, columns, place, options);
+  }
 
   // The colour bar: the same levels, the largest value on top, unit rectangles scaled into place.
   out += "<g transform=\"translate(" + px(bar_left) + "," + px(top) + ") scale(10," +

@@ -1,5 +1,5 @@
 // The line chart of inspect/svg.h: series against a shared x axis, on a left
-// and an optional right y axis, with a legend.
+// and an optional right y axis, with a legend below it.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -65,6 +65,51 @@ std::optional<AxisMap> y_axis_for(const std::vector<Series>& series, YAxis which
   return AxisMap{low, high, scale, pixel_low, pixel_high};
 }
 
+// Where each legend entry goes: side by side under the chart, a new row when
+// the next would pass the right edge. Below the x axis' title, outside the plot,
+// the legend can hide no point of any series.
+struct LegendLayout {
+  std::vector<std::pair<double, double>> places;  // (left, baseline) of each entry
+  double height = 0;                               // of all its rows
+};
+
+constexpr double kLegendRow = 16;
+
+LegendLayout legend_layout(const std::vector<Series>& series, double width, double top) {
+  LegendLayout layout;
+  double x = 70, y = top + 12;
+  for (const Series& one : series) {
+    const double entry_width = 34 + kCharWidth * static_cast<double>(character_count(one.name)) + 18;
+    if (x > 70 && x + entry_width > width - 8) {
+      x = 70;
+      y += kLegendRow;
+    }
+    layout.places.emplace_back(x, y);
+    x += entry_width;
+  }
+  layout.height = series.empty() ? 0 : y + 6 - top;
+  return layout;
+}
+
+std::string legend(const std::vector<Series>& series, const LegendLayout& layout) {
+  std::string out = "<g class=\"legend\">";
+  for (size_t i = 0; i < series.size(); ++i) {
+    const auto [x, y] = layout.places[i];
+    // A faint line's sample is drawn a little stronger, or it would not show at this size.
+    const std::string stroke =
+        series[i].style == LineStyle::Faint
+            ? "stroke=\"" + escape(series[i].colour) + "\" stroke-width=\"1.5\" stroke-opacity=\"0.5\""
+            : stroke_of(series[i]);
+    if (series[i].style == LineStyle::Points)
+      out += "<circle cx=\"" + px(x + 14) + "\" cy=\"" + px(y - 4) + "\" r=\"3\" fill=\"" + escape(series[i].colour) +
+             "\"/>";
+    else
+      out += line_between(x, y - 4, x + 28, y - 4, stroke);
+    out += text_at(x + 34, y, series[i].name);
+  }
+  return out + "</g>";
+}
+
 }  // namespace
 
 std::string line_chart(const std::vector<Series>& series, const LineChartOptions& options) {
@@ -81,7 +126,9 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
   }
   check(x_smallest <= x_largest, "svg::line_chart: no series has a point");
 
+  // options.height is the chart's; the legend's rows go below it.
   const double width = options.width, height = options.height;
+  const LegendLayout legend_places = legend_layout(series, width, height);
   const double left = 70, right = any_right ? 76 : 24, top = 40, bottom = 52;
   if (options.x_from < options.x_to) {
     x_smallest = std::min(x_smallest, options.x_from);
@@ -93,8 +140,8 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
   const std::optional<AxisMap> left_axis = y_axis_for(series, YAxis::Left, options.left_scale, height - bottom, top);
   const std::optional<AxisMap> right_axis = y_axis_for(series, YAxis::Right, options.right_scale, height - bottom, top);
 
-  std::string out = open_svg(width, height);
-  out += "<rect width=\"" + px(width) + "\" height=\"" + px(height) + "\" fill=\"#fff\"/>";
+  std::string out = open_svg(width, height + legend_places.height);
+  out += "<rect width=\"" + px(width) + "\" height=\"" + px(height + legend_places.height) + "\" fill=\"#fff\"/>";
   out += text_at(width / 2, 22, options.title, "text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\"");
   const std::string axis_stroke = "stroke=\"" + std::string(kAxisColour) + "\"";
 
@@ -148,24 +195,7 @@ std::string line_chart(const std::vector<Series>& series, const LineChartOptions
              escape(options.x_label) + " " + number(one.x[i], 8) + "</title></circle>";
   }
 
-  // The legend, top right inside the plot area.
-  size_t widest = 0;
-  for (const Series& one : series) widest = std::max(widest, character_count(one.name));
-  const double legend_width = 40 + kCharWidth * static_cast<double>(widest);
-  const double legend_left = width - right - legend_width - 10, legend_top = top + 8;
-  out += "<rect x=\"" + px(legend_left) + "\" y=\"" + px(legend_top) + "\" width=\"" + px(legend_width) +
-         "\" height=\"" + px(8 + 16 * static_cast<double>(series.size())) +
-         "\" fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>";
-  for (size_t i = 0; i < series.size(); ++i) {
-    const double row_y = legend_top + 14 + 16 * static_cast<double>(i);
-    // A faint line's sample is drawn a little stronger, or it would not show at this size.
-    const std::string stroke =
-        series[i].style == LineStyle::Faint
-            ? "stroke=\"" + escape(series[i].colour) + "\" stroke-width=\"1.5\" stroke-opacity=\"0.5\""
-            : stroke_of(series[i]);
-    out += line_between(legend_left + 6, row_y - 4, legend_left + 28, row_y - 4, stroke);
-    out += text_at(legend_left + 34, row_y, series[i].name);
-  }
+  out += legend(series, legend_places);
   return out + "</svg>";
 }
 

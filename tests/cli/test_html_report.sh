@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The pictures: `tinygpt explain --html` writes a self-contained page that
-# headless Chromium loads without script errors and that shows every stage (its
-# inline script reports both into <body data-rendered data-errors>); `tinygpt
-# plot` draws a training run's metrics file as an SVG; misuse of plot ends with
-# one readable error line.
+# headless Chromium loads without script errors or requests and that shows every
+# stage (its inline script reports both into <body data-rendered data-errors>),
+# checked by tests/cli/html_page_test.mjs: nothing overlapping at 1400 px, the
+# diagram's links, tokens' spaces as '␣', the GELU legend clear of its curve, and
+# a 100-token prompt's block drawn at all 100 positions with the exact values of
+# `explain --json` under the pointer. `tinygpt plot` draws a training run's
+# metrics file as an SVG; misuse of plot ends with one readable error line.
 #
 # usage: test_html_report.sh path/to/tinygpt   (CTest passes the built binary)
-# Needs Debian's chromium (bash scripts/setup.sh installs it).
+# Needs Debian's chromium, Node.js and puppeteer-core (bash scripts/setup.sh --test).
 set -uo pipefail
 
 tinygpt=${1:?usage: $0 path/to/tinygpt}
 source "$(dirname "$0")/cli_test_helpers.sh"
+require_chromium
 
 for _ in $(seq 40); do echo "First Citizen: we are accounted poor citizens, the patricians good."; done >"$work/corpus.txt"
 echo "<b> & \"i\" 'u'" >>"$work/corpus.txt"  # characters that HTML must escape, for the prompt
@@ -46,38 +50,27 @@ for part in 'id="block3.swiglu"' 'id="block0.gate"' "before: the input of block0
   grep -qF -- "$part" "$work/llama.html" || fail "explain --config llama-small --html: '$part' is missing"
 done
 
-# expect_page_shown NAME PAGE STAGES: headless Chromium loads PAGE without a script
-# error and its script finds every one of its STAGES stages shown.
-expect_page_shown() {
-  local name=$1 page=$2 stages=$3
-  [[ -s $page ]] || return
-  # As root in a container Chromium needs --no-sandbox; its own profile keeps it off $HOME.
-  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
-    --user-data-dir="$work/chromium-profile" --dump-dom "file://$page" >"$work/dom.html" 2>"$work/chromium.log" \
-    || { fail "$name: chromium --dump-dom: non-zero exit: $(tail -5 "$work/chromium.log")"; return; }
-  local body
-  body=$(grep -o '<body[^>]*>' "$work/dom.html" | head -1)
-  if [[ -z $body ]]; then
-    fail "$name: chromium: no <body> in the dumped DOM: $(tail -5 "$work/chromium.log")"
-  else
-    # data-rendered also says whether the table of contents stayed on screen when scrolled to the bottom.
-    [[ $body == *"data-rendered=\"$stages\""* ]] || fail "$name: chromium: the page did not show every stage: $body"
-    [[ $body == *'data-errors=""'* ]] || fail "$name: chromium: script errors: $body"
-  fi
-}
-
-if ! command -v chromium >/dev/null; then
-  fail "chromium is not installed (bash scripts/setup.sh installs it)"
-else
-  expect_page_shown "explain --html (cpu-small)" "$work/page.html" "$expected_stages"
-  expect_page_shown "explain --html (llama-small)" "$work/llama.html" "$llama_stages"
-fi
-
-# --- plot ---------------------------------------------------------------------
-if ! "$tinygpt" train --data "$work/corpus.txt" --layers 1 --heads 2 --dims 16 --block-size 16 --batch-size 2 \
+# A run of 2 blocks of 4 heads and a context of 128, for a 100-token prompt (and plot below):
+# its two blocks' heatmaps (2 x 3 x 4 x 100^2 cells) pass the page's bound, one block's just fit.
+if ! "$tinygpt" train --data "$work/corpus.txt" --layers 2 --heads 4 --dims 16 --block-size 128 --batch-size 2 \
   --iters 4 --eval-interval 2 --eval-iters 1 --seed 5 --out "$work/run" 2>"$work/train.log"; then
   fail "train: non-zero exit: $(cat "$work/train.log")"
 fi
+long_prompt=$(head -c 400 "$work/corpus.txt" | tr '\n' ' ' | cut -c1-100)
+for format in html json; do
+  "$tinygpt" explain --ckpt "$work/run" --prompt "$long_prompt" --layer 1 --$format "$work/long.$format" \
+    2>"$work/long.log" || fail "explain --layer 1 --$format (100 tokens): non-zero exit: $(cat "$work/long.log")"
+done
+"$tinygpt" explain --ckpt "$work/run" --prompt "$long_prompt" --html "$work/long_all.html" 2>"$work/long.log" \
+  || fail "explain --html (100 tokens): non-zero exit: $(cat "$work/long.log")"
+grep -qF 'The heatmaps show the first 70 of the 100 positions' "$work/long_all.html" \
+  || fail "explain --html (100 tokens, 2 blocks): the page does not say that its heatmaps are cut to 70 positions"
+grep -qF 'The heatmaps show the first' "$work/long.html" && fail "explain --html --layer 1 (100 tokens): heatmaps cut"
+
+node tests/cli/html_page_test.mjs "$work" "$work/page.html:$expected_stages" "$work/llama.html:$llama_stages" \
+  "$work/long.html" "$work/long.json" 100 || fail "explain --html in Chromium (above)"
+
+# --- plot ---------------------------------------------------------------------
 "$tinygpt" plot --metrics "$work/run/metrics.jsonl" --out "$work/loss.svg" >"$work/plot.out" 2>"$work/plot.log" \
   || fail "plot: non-zero exit: $(cat "$work/plot.log")"
 grep -qF '<svg xmlns="http://www.w3.org/2000/svg"' "$work/loss.svg" || fail "plot: not an SVG file"
