@@ -20,8 +20,9 @@ void add_block_flags(CLI::App& command, BlockFlags& flags) {
       ->check(CLI::IsMember({"layernorm", "rmsnorm"}));
   command.add_option("--norm-weight", flags.norm_weight, "off: RMSNorm without a learnable weight (nanochat)")
       ->check(on_off);
-  command.add_option("--mlp", flags.mlp, "The MLP: gelu (GPT-2), swiglu (Llama) or relu2 (nanochat)")
-      ->check(CLI::IsMember({"gelu", "swiglu", "relu2"}));
+  command.add_option("--mlp", flags.mlp, "The MLP: gelu (GPT-2), swiglu (Llama), relu2 (nanochat) or none "
+                     "(attention only)")
+      ->check(CLI::IsMember({"gelu", "swiglu", "relu2", "none"}));
   command.add_option("--mlp-hidden", flags.mlp_hidden,
                      "The MLP's hidden size (default 4C; 8/3 C rounded up to 64 for swiglu)")
       ->check(positive_integer());
@@ -69,6 +70,8 @@ void apply_block_flags(const CLI::App& command, const BlockFlags& flags, GPTConf
       check_usage(false, "--rope-scaling ", flags.rope_scaling, message);
     }
   }
+  check_usage(config.mlp != nn::MlpKind::None || config.mlp_hidden == 0,
+              "--mlp-hidden sizes an MLP, and --mlp none has none");
   check_usage(config.kv_heads() <= config.n_head && config.n_head % config.kv_heads() == 0, "--kv-heads ",
               config.kv_heads(), " does not divide the ", config.n_head,
               " heads (each key/value head serves an equal group of query heads)");
@@ -100,8 +103,10 @@ std::string block_summary(const GPTConfig& config) {
   const nn::TransformerOptions options = config.transformer_options();
   std::ostringstream text;
   if (config.norm == nn::NormKind::RMSNorm) text << ", RMSNorm" << (config.norm_weight ? "" : " without weights");
-  if (config.mlp != nn::MlpKind::Gelu) text << ", " << nn::mlp_kind_name(config.mlp) << " MLP";
-  if (config.mlp != nn::MlpKind::Gelu || config.mlp_hidden > 0) text << " (hidden " << options.hidden_size() << ")";
+  if (config.mlp == nn::MlpKind::None) text << ", no MLP";
+  else if (config.mlp != nn::MlpKind::Gelu) text << ", " << nn::mlp_kind_name(config.mlp) << " MLP";
+  if (config.mlp != nn::MlpKind::None && (config.mlp != nn::MlpKind::Gelu || config.mlp_hidden > 0))
+    text << " (hidden " << options.hidden_size() << ")";
   if (config.kv_heads() != config.n_head) text << ", " << config.kv_heads() << " KV heads";
   if (options.attention_width() != config.n_embd) text << ", head size " << options.head_size();
   if (config.qk_norm) text << ", QK-norm";

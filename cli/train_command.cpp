@@ -169,6 +169,8 @@ GPTConfig model_config(const CLI::App& command, const TrainArguments& arguments)
               " not divisible by ", heads, " (each head gets the same share of the channels, unless --head-dim sizes them)");
   const std::string head_size = config.head_dim > 0 ? "--head-dim " + std::to_string(config.head_dim)
                                                     : dims + " / " + heads + " is " + std::to_string(config.head_size());
+  check_usage(config.n_layer > 0 || config.positional == PositionalEncoding::Rope,
+              "--layers 0 (a bigram model) needs --positional rope: without attention nothing could read a position");
   check_usage(config.positional != PositionalEncoding::Rope || config.head_size() % 2 == 0,
               "with --positional rope the head size must be even (RoPE turns pairs of channels), but ", head_size);
   return config;
@@ -748,7 +750,8 @@ void add_train_command(CLI::App& app) {
                     "Time every op family of each step after the first and print a table at the end: ms per step, "
                     "share, GFLOP/s or GB/s, and the step against its GEMM bound (docs/training.md)");
   command->add_option("--log", arguments->log, "JSON Lines metrics file (default: DIR/metrics.jsonl)");
-  command->add_option("--layers", arguments->layers, "Override the preset's number of layers")->check(positive_integer());
+  command->add_option("--layers", arguments->layers, "Override the preset's number of layers (0: a bigram model)")
+      ->check(non_negative_integer());
   command->add_option("--heads", arguments->heads, "Override the preset's attention heads")->check(positive_integer());
   command->add_option("--dims", arguments->dims, "Override the preset's channels (n_embd)")->check(positive_integer());
   command->add_option("--block-size", arguments->block_size, "Override the preset's context length")->check(positive_integer());

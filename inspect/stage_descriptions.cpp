@@ -271,7 +271,9 @@ std::string block_description(const GPTConfig& config) {
   const nn::TransformerOptions options = config.transformer_options();
   std::vector<std::string> parts;
   if (rms_norm(config)) parts.push_back(config.norm_weight ? "RMSNorm" : "RMSNorm without weights");
-  if (config.mlp != nn::MlpKind::Gelu)
+  if (config.mlp == nn::MlpKind::None)
+    parts.push_back("no MLP: attention only");
+  else if (config.mlp != nn::MlpKind::Gelu)
     parts.push_back(std::string(nn::mlp_kind_name(config.mlp)) + " MLP (H = " + std::to_string(options.hidden_size()) + ")");
   if (grouped(config))
     parts.push_back(std::to_string(config.kv_heads()) + (config.kv_heads() == 1 ? " KV head for " : " KV heads for ") +

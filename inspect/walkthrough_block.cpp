@@ -241,6 +241,7 @@ Tensor traced_norm(const std::string& kind, const Tensor& x, const Tensor& weigh
 Tensor traced_block(const Tensor& x, const BlockParameters& parameters, const GPTConfig& config, StageLog& log) {
   const Tensor normed_1 = traced_norm("ln_1", x, parameters["ln_1.weight"], parameters["ln_1.bias"], config, log);
   const Tensor attended = traced_residual("residual_1", x, traced_attention(normed_1, parameters, config, log), log);
+  if (config.mlp == nn::MlpKind::None) return attended;  // attention only
   const Tensor normed_2 = traced_norm("ln_2", attended, parameters["ln_2.weight"], parameters["ln_2.bias"], config, log);
   return traced_residual("residual_2", attended, traced_mlp(normed_2, parameters, config, log), log);
 }

@@ -48,7 +48,8 @@ GPT::GPT(const GPTConfig& config, uint64_t seed, DType dtype, bool initialize)
 
 void GPT::initialize_parameters(uint64_t seed) {
   Generator generator(seed);
-  const double residual_std = kGpt2InitStd / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
+  const int64_t branches = config_.n_layer * (config_.mlp == nn::MlpKind::None ? 1 : 2);
+  const double residual_std = kGpt2InitStd / std::sqrt(static_cast<double>(std::max<int64_t>(branches, 1)));
   for (const auto& [name, parameter] : named_parameters()) {
     if (parameter.dim() == 1) {  // biases 0, LayerNorm weights 1
       nn::init::constant_(parameter, name.ends_with(".bias") ? 0.0 : 1.0);
@@ -57,7 +58,7 @@ void GPT::initialize_parameters(uint64_t seed) {
     } else if (config_.init == InitScheme::XavierNormal) {
       nn::init::xavier_normal_(parameter, generator);
     } else {
-      // GPT-2: each block adds two residual branches, so their output projections
+      // GPT-2: each block adds two residual branches (one without an MLP), so their output projections
       // are scaled down to keep the residual stream's variance from growing with depth.
       nn::init::normal_(parameter, 0.0, name.ends_with("c_proj.weight") ? residual_std : kGpt2InitStd, generator);
     }

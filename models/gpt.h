@@ -152,6 +152,7 @@ class GPT : public nn::Module {
   void check_ids(const Tensor& ids, const char* op) const;
   // The checks forward_cached and decode_step share.
   void check_cached_step(const Tensor& ids, const std::vector<nn::KVCache>& caches, const char* op) const;
+  static int64_t cached_length(const std::vector<nn::KVCache>& caches);  // positions the caches hold
   // Empty when decode_step can run on these (checked) ids and caches, else why not.
   std::string why_not_fused(const Tensor& ids, const std::vector<nn::KVCache>& caches) const;
   // decode_step after its checks (forward_cached has made them already).

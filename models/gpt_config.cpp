@@ -161,8 +161,10 @@ GPTConfig GPTConfig::preset_named(const std::string& name, int64_t vocab_size) {
 void GPTConfig::validate() const {
   check(vocab_size > 0, "GPTConfig: vocab_size must be positive, got ", vocab_size);
   check(block_size > 0, "GPTConfig: block_size must be positive, got ", block_size);
-  check(n_layer > 0, "GPTConfig: n_layer must be positive, got ", n_layer);
+  check(n_layer >= 0, "GPTConfig: n_layer must be 0 or more, got ", n_layer);  // 0: a bigram model (docs/course/)
   check(batch_size > 0, "GPTConfig: batch_size must be positive, got ", batch_size);
+  check(n_layer > 0 || positional == PositionalEncoding::Rope, "GPTConfig: a model of 0 layers (a bigram model) ",
+        "has no attention to read positions in; give it RoPE, which adds none to the stream");
   try {
     transformer_options().validate();
   } catch (const Error& error) {
@@ -186,11 +188,13 @@ int64_t GPTConfig::parameter_count() const {
   const int64_t positions = positional == PositionalEncoding::Learned ? mul(block_size, channels) : 0;
   const int64_t fc_rows = mul(mlp == nn::MlpKind::SwiGLU ? 2 : 1, hidden);
   int64_t per_block = add(mul(options.qkv_width(), channels), mul(channels, options.attention_width()));
+  const bool has_mlp = mlp != nn::MlpKind::None;
   per_block = add(per_block, add(mul(fc_rows, channels), mul(channels, hidden)));
-  per_block = add(per_block, mul(2, norm_of(channels)));
+  per_block = add(per_block, mul(has_mlp ? 2 : 1, norm_of(channels)));
   if (qk_norm && norm_weight) per_block = add(per_block, mul(2, head));
   if (bias != nn::BiasMode::None) per_block = add(per_block, options.qkv_width());
-  if (all_biases) per_block = add(per_block, add(add(channels, fc_rows), channels));
+  if (all_biases) per_block = add(per_block, channels);                         // attn.c_proj
+  if (all_biases && has_mlp) per_block = add(per_block, add(fc_rows, channels));  // mlp.c_fc, mlp.c_proj
   const int64_t lm_head = tie_embeddings ? 0 : token_embeddings;
   return add(add(add(add(token_embeddings, positions), mul(n_layer, per_block)), norm_of(channels)), lm_head);
 }

@@ -299,7 +299,7 @@ Tensor GPT::decode_batch(const std::vector<int64_t>& ids, const std::vector<std:
   for (size_t b = 0; b < ids.size(); ++b) {
     const Tensor id = from_vector(std::vector<int64_t>{ids[b]}, {1, 1});
     check_cached_step(id, *caches[b], "GPT::decode_batch");
-    fused = fused && why_not_fused(id, *caches[b]).empty();
+    fused = fused && !caches[b]->empty() && why_not_fused(id, *caches[b]).empty();
   }
   if (fused) return fused_steps(ids, caches);
   const int64_t batch = static_cast<int64_t>(ids.size());
@@ -371,6 +371,7 @@ Tensor GPT::fused_steps(const std::vector<int64_t>& ids, const std::vector<std::
       add_linear_share(team, block.attn().c_proj(), Inputs{attended.data(), attention_width, rounded}, branch.data(),
                        x.data());
       team.sync();
+      if (!block.has_mlp()) continue;
       normalize_all(block.ln_2());
       mlp_share(team, block.mlp(), normed_rows, projected.data(), hidden.data(), config_.gelu);
       team.sync();

@@ -103,6 +103,7 @@ std::vector<LoraModule> lora_modules(const GPTConfig& config, const std::vector<
     } else {
       add_whole("attn.qkv", "q", query_rows + 2 * kv_rows, "attn.c_attn");
       add_whole("attn.c_proj", "o", config.n_embd, "attn.c_proj");
+      if (config.mlp == nn::MlpKind::None) continue;  // attention only: up and down adapt nothing
       add_whole("mlp.c_fc", "up", hidden, "mlp.c_fc");
       add_whole("mlp.c_proj", "down", config.n_embd, "mlp.c_proj");
     }

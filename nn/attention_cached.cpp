@@ -41,7 +41,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, KVCache& cache) cons
 Tensor Block::forward_cached(const Tensor& x, KVCache& cache) const {
   NoGradGuard no_grad;
   const Tensor attended = add(x, attn_->forward_cached(ln_1_->forward(x), cache));  // (B, Tnew, C)
-  return add(attended, mlp_->forward(ln_2_->forward(attended)));
+  return mlp_branch(attended);
 }
 
 }  // namespace tg::nn

@@ -7,6 +7,7 @@ namespace tg::nn {
 
 MLP::MLP(const TransformerOptions& options, std::shared_ptr<Generator> dropout_generator) : kind_(options.mlp) {
   options.validate();
+  check(kind_ != MlpKind::None, "MLP: mlp is none (a block without an MLP makes none)");
   const int64_t channels = options.n_embd, hidden = options.hidden_size();
   const int64_t projected = kind_ == MlpKind::SwiGLU ? 2 * hidden : hidden;
   const bool bias = options.bias == BiasMode::All;
@@ -22,7 +23,8 @@ Tensor MLP::activation(const Tensor& projected) const {
   switch (kind_) {
     case MlpKind::SwiGLU: return swiglu(projected);       // (B, T, 2H) -> (B, T, H)
     case MlpKind::ReLU2: return relu_squared(projected);  // (B, T, H)
-    case MlpKind::Gelu: break;
+    case MlpKind::Gelu:
+    case MlpKind::None: break;  // None never gets here: the constructor refuses it
   }
   return gelu_->forward(projected);  // (B, T, H)
 }

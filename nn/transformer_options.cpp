@@ -10,7 +10,8 @@ namespace tg::nn {
 namespace {
 
 constexpr Named<NormKind> kNormNames[] = {{NormKind::LayerNorm, "layernorm"}, {NormKind::RMSNorm, "rmsnorm"}};
-constexpr Named<MlpKind> kMlpNames[] = {{MlpKind::Gelu, "gelu"}, {MlpKind::SwiGLU, "swiglu"}, {MlpKind::ReLU2, "relu2"}};
+constexpr Named<MlpKind> kMlpNames[] = {{MlpKind::Gelu, "gelu"}, {MlpKind::SwiGLU, "swiglu"}, {MlpKind::ReLU2, "relu2"},
+                                         {MlpKind::None, "none"}};
 constexpr Named<BiasMode> kBiasNames[] = {{BiasMode::All, "all"}, {BiasMode::None, "none"}, {BiasMode::Qkv, "qkv"}};
 
 constexpr const char* kSizes = "TransformerOptions";
@@ -32,6 +33,7 @@ MlpKind mlp_kind_named(const std::string& name) { return value_in(kMlpNames, nam
 BiasMode bias_mode_named(const std::string& name) { return value_in(kBiasNames, name, "bias mode"); }
 
 int64_t TransformerOptions::hidden_size() const {
+  if (mlp == MlpKind::None) return 0;
   if (mlp_hidden > 0) return mlp_hidden;
   return mlp == MlpKind::SwiGLU ? swiglu_default_hidden(n_embd) : checked_mul(4, n_embd, kSizes);
 }
@@ -47,6 +49,8 @@ void TransformerOptions::validate() const {
         n_head);
   check(n_kv_head >= 0 && head_dim >= 0 && mlp_hidden >= 0, "TransformerOptions: n_kv_head, head_dim and mlp_hidden "
         "must be positive (or 0 for their defaults), got ", n_kv_head, ", ", head_dim, " and ", mlp_hidden);
+  check(mlp != MlpKind::None || mlp_hidden == 0, "TransformerOptions: mlp_hidden ", mlp_hidden,
+        " sizes an MLP, and mlp is none");
   check(head_dim > 0 || n_embd % n_head == 0, "TransformerOptions: n_embd ", n_embd, " is not divisible by n_head ",
         n_head, " (give head_dim to size heads on their own)");
   check(n_head % kv_heads() == 0, "TransformerOptions: n_head ", n_head, " is not divisible by n_kv_head ",

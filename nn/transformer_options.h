@@ -24,6 +24,7 @@ enum class MlpKind {
   Gelu,    // GPT-2: c_proj(gelu(c_fc x)), hidden 4C
   SwiGLU,  // Llama: c_proj(silu(gate x) * up x), c_fc's rows [gate; up], hidden 8/3 C rounded up to 64
   ReLU2,   // nanochat: c_proj(relu(c_fc x)^2), hidden 4C
+  None,    // no MLP and no ln_2: attention only (the course's one- and multi-head chapters, docs/course/)
 };
 
 enum class BiasMode {
@@ -33,7 +34,7 @@ enum class BiasMode {
 };
 
 const char* norm_kind_name(NormKind kind);  // "layernorm", "rmsnorm"
-const char* mlp_kind_name(MlpKind kind);    // "gelu", "swiglu", "relu2"
+const char* mlp_kind_name(MlpKind kind);    // "gelu", "swiglu", "relu2", "none"
 const char* bias_mode_name(BiasMode mode);  // "all", "none", "qkv"
 NormKind norm_kind_named(const std::string& name);  // throws naming the known ones
 MlpKind mlp_kind_named(const std::string& name);
@@ -48,7 +49,7 @@ struct TransformerOptions {
   bool norm_weight = true;       // RMSNorm's learnable weight (nanochat has none)
   double norm_eps = 1e-5;
   MlpKind mlp = MlpKind::Gelu;
-  int64_t mlp_hidden = 0;        // H; 0: the kind's default (MlpKind above)
+  int64_t mlp_hidden = 0;        // H; 0: the kind's default (MlpKind above); 0 for none
   BiasMode bias = BiasMode::All;
   bool qk_norm = false;          // RMSNorm over each head's q and k before the rotation (Qwen3, nanochat)
   double dropout = 0.0;          // on each residual branch's output (training mode only)
@@ -65,7 +66,7 @@ struct TransformerOptions {
   // The widths, checked for overflow (sizes come from files): they throw tg::Error past int64.
   int64_t attention_width() const;  // NH * HD: c_proj's input
   int64_t qkv_width() const;        // (NH + 2 KVH) * HD: qkv's output
-  int64_t hidden_size() const;      // H
+  int64_t hidden_size() const;      // H (0 when mlp is none)
   // GPT-2's attention: as many KV heads as heads, HD = C / NH, no QK-norm
   // (the fused (B, T, 3C) attention and the fused decode step's layout).
   bool plain_attention() const { return kv_heads() == n_head && attention_width() == n_embd && !qk_norm; }

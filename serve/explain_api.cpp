@@ -39,7 +39,9 @@ ExplainRequest parse_explain_request(std::string_view body_text, const ServedMod
   request.prompt = text_field(body, "prompt");
   if (request.prompt.empty()) refuse("prompt", "is empty; give the text to follow through the model");
   request.options.target = text_field(body, "target");
-  request.options.layer = integer_field(body, "layer", 0, config.n_layer - 1).value_or(0);
+  // A model of 0 layers (the course's bigram) has no block to show: no layer is chosen.
+  if (config.n_layer > 0) request.options.layer = integer_field(body, "layer", 0, config.n_layer - 1).value_or(0);
+  else if (field(body, "layer")) refuse("layer", "names a block, and this model has none (0 layers)");
   request.options.head = integer_field(body, "head", 0, config.n_head - 1);
   request.options.top_k = integer_field(body, "top_k", 1, 20).value_or(5);
   request.options.attribute_position = integer_field(body, "attribute_position", 0, config.block_size - 1);

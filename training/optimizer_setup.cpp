@@ -13,6 +13,7 @@ std::vector<nn::MuonMatrix> hidden_matrices(const GPTConfig& config) {
     matrices.push_back({block + "attn.qkv.weight",
                         {config.n_head * head_size, config.kv_heads() * head_size, config.kv_heads() * head_size}});
     matrices.push_back({block + "attn.c_proj.weight", {}});
+    if (config.mlp == nn::MlpKind::None) continue;
     matrices.push_back({block + "mlp.c_fc.weight",
                         config.mlp == nn::MlpKind::SwiGLU ? std::vector<int64_t>{hidden, hidden} : std::vector<int64_t>{}});
     matrices.push_back({block + "mlp.c_proj.weight", {}});

@@ -90,6 +90,22 @@ TEST_CASE("parse_explain_request: each mistake a 400 naming the field") {
   check_refused(R"({"prompt": "ab", "attribute_position": 8})", 400, "attribute_position", "from 0 to 7");
 }
 
+TEST_CASE("parse_explain_request: a model of 0 layers (the course's bigram) has no block to choose") {
+  Fixture fixture;
+  GPTConfig config = testing::tiny_walkthrough_config();
+  config.n_layer = 0;
+  config.positional = PositionalEncoding::Rope;
+  const ExplainRequest request = parse_explain_request(R"({"prompt": "ab"})", fixture.served(), config);
+  CHECK(!request.options.layer.has_value());
+  try {
+    parse_explain_request(R"({"prompt": "ab", "layer": 0})", fixture.served(), config);
+    FAIL("a layer of a model without blocks was accepted");
+  } catch (const ApiError& error) {
+    CHECK(error.param == "layer");
+    CHECK(std::string(error.what()).find("has none (0 layers)") != std::string::npos);
+  }
+}
+
 TEST_CASE("explain_answer: the walk-through's JSON, or a 400 when it would hold too many numbers") {
   Fixture fixture;
   const ExplainRequest request = fixture.parse(R"({"prompt": "abc a", "target": "b", "layer": 1})");
