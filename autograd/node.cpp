@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tinygpt/autograd/grad_mode.h"
+#include "tinygpt/autograd/tape_listener.h"
 
 namespace tg {
 
@@ -80,7 +81,9 @@ Tensor record(const char* op, const std::vector<Tensor>& inputs, Tensor output, 
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
     node->input_dtypes.push_back(input.defined() ? input.dtype() : DType::Float32);
   }
+  const Node& recorded = *node;
   output.attach_grad_fn(std::move(node));
+  TapeListener::notify(recorded, output);
   return output;
 }
 
