@@ -5,20 +5,25 @@
 //   tinygpt explain --config cpu-small --prompt "To be" --layer 0 --head 1
 //   tinygpt explain --weights gpt2/ --prompt "The cat sat" --html explain.html
 //   tinygpt explain --ckpt runs/shakespeare-char --prompt "ROMEO:" --json walk.json
+//   tinygpt explain --config cpu-small --prompt "To be" --graph graph.html
 //
 // stdout gets the report (plain text, or nothing with --html FILE, which writes
 // a self-contained web page instead, or --json FILE, every stage's numbers for a
-// script); what was loaded goes to stderr. The live page is tinygpt serve's /explain.
+// script, or --graph FILE, the autograd graph of a neuron and of one block with
+// backward animated node by node); what was loaded goes to stderr. The live page is tinygpt serve's /explain.
 
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/output_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
+#include "tinygpt/inspect/autograd_graph_examples.h"
+#include "tinygpt/inspect/autograd_graph_page.h"
 #include "tinygpt/inspect/html_report.h"
 #include "tinygpt/inspect/text_report.h"
 #include "tinygpt/inspect/walkthrough_json.h"
@@ -41,19 +46,40 @@ struct ExplainArguments {
   int64_t top_k = 5;
   std::string html;
   std::string json;
+  std::string graph;
   bool shared_scale = false;
   int threads = 0;
 };
 
+// --graph: the neuron's graph, then block --layer's on the prompt (and target).
+void write_graph_page(const ExplainArguments& arguments, const LoadedModel& loaded) {
+  std::vector<inspect::AutogradGraph> graphs = {inspect::neuron_graph()};
+  try {
+    graphs.push_back(inspect::block_graph(*loaded.model, *loaded.tokenizer, arguments.prompt, arguments.target,
+                                          arguments.layer));
+  } catch (const tokenizer::TokenizerError& error) {
+    fail("explain: ", error.what());
+  }
+  std::cerr << "explain: " << loaded.description << "\n";
+  const std::string page = inspect::render_autograd_graph_page(graphs, loaded.description);
+  write_file_atomically(arguments.graph, page, "explain: --graph");
+  std::cerr << "explain: wrote " << arguments.graph << " (" << page.size() / 1024 << " KiB): open it in a browser\n";
+}
+
 void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
-  for (const auto& [flag, path] : {std::pair{"--html", arguments.html}, std::pair{"--json", arguments.json}})
+  for (const auto& [flag, path] : {std::pair{"--html", arguments.html}, std::pair{"--json", arguments.json},
+                                   std::pair{"--graph", arguments.graph}})
     if (!path.empty())
       check_output_is_no_input(flag, path, {{"--ckpt", arguments.source.checkpoint},
                                             {"-m/--model", arguments.source.model},
                                             {"--data", arguments.source.data}});
   check(!arguments.prompt.empty(), "explain: --prompt is empty; give the text to follow through the model");
   const LoadedModel loaded = load_model(arguments.source, "explain");
+  if (!arguments.graph.empty()) {
+    write_graph_page(arguments, loaded);
+    return;
+  }
 
   inspect::WalkthroughOptions options;
   if (command.count("--layer")) options.layer = arguments.layer;
@@ -107,6 +133,11 @@ void add_explain_command(CLI::App& app) {
                       "Write the walk-through as JSON to FILE instead: every stage's tensors as base64 float32 "
                       "(docs/walkthrough/live.md)")
       ->excludes(command->get_option("--html"));
+  command->add_option("--graph", arguments->graph,
+                      "Write the autograd graph of a neuron and of block --layer on the prompt as a web page to FILE "
+                      "instead, with backward animated node by node (docs/walkthrough/autograd-graph.md)")
+      ->excludes(command->get_option("--html"))
+      ->excludes(command->get_option("--json"));
   command->add_flag("--shared-scale", arguments->shared_scale,
                     "With --html: one colour scale for all heads of a block's attention scores (and mask), "
                     "so equal colours mean equal values");
