@@ -1,5 +1,6 @@
 // The course's smaller models (docs/course/): a bigram model (0 layers) and
-// attention-only blocks (MlpKind::None). Their parameters are what
+// attention-only blocks (MlpKind::None). They match PyTorch (fixtures by
+// tests/reference/make_course_fixtures.py), their parameters are what
 // parameter_count says, their gradients pass a numeric check, the cached and
 // batched decoding paths give the full forward's logits, and their configs
 // survive a checkpoint's JSON; what cannot work is refused.
@@ -7,14 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tinygpt/autograd/backward.h"
 #include "tinygpt/autograd/gradcheck.h"
 #include "tinygpt/autograd/grad_mode.h"
 #include "tinygpt/autograd/ops.h"
 #include "tinygpt/models/gpt.h"
 #include "tinygpt/tensor/factory.h"
+#include "tinygpt/tensor/io/safetensors.h"
 #include "tinygpt/tensor/random.h"
 #include "tinygpt/tensor/view.h"
 #include "tests/models/tiny_gpt_config.h"
+#include "tests/models/torch_model_match.h"
 
 using namespace tg;
 
@@ -65,6 +69,28 @@ std::vector<float> cached_logits(GPT& model, const Tensor& ids) {
 }
 
 }  // namespace
+
+TEST_CASE("the bigram and an attention-only GPT match PyTorch: logits, loss and every gradient") {
+  for (const std::string name : {"bigram", "attention_only"}) {
+    CAPTURE(name);
+    const SafetensorsFile fixture = load_safetensors("tests/fixtures/course/" + name + ".safetensors");
+    const GPTConfig config = GPTConfig::from_json(nlohmann::json::parse(fixture.metadata.at("config")));
+    GPT model(config, 0, DType::Float32, /*initialize=*/false);
+    int64_t copied = 0;
+    for (const auto& [parameter_name, parameter] : model.named_parameters()) {
+      raw::copy_(parameter, fixture.at("param." + parameter_name));
+      ++copied;
+    }
+    CHECK(copied * 2 + 4 == static_cast<int64_t>(fixture.tensors.size()));  // param. and grad. of each, and 4 more
+    const Tensor inputs = fixture.at("inputs"), targets = fixture.at("targets");
+    testing::check_matches(model.forward(inputs), fixture.at("logits"), "logits");
+    const Tensor loss = model.loss(inputs, targets);
+    testing::check_matches(loss, fixture.at("loss"), "loss");
+    backward(loss);
+    for (const auto& [parameter_name, parameter] : model.named_parameters())
+      testing::check_matches(parameter.grad(), fixture.at("grad." + parameter_name), "grad." + parameter_name);
+  }
+}
 
 TEST_CASE("attention-only blocks: no ln_2 and no MLP, and the parameters parameter_count says") {
   for (nn::BiasMode bias : {nn::BiasMode::All, nn::BiasMode::None}) {

@@ -111,8 +111,9 @@ def rope(x, base=ROPE_BASE):
     return rotated.flatten(-2)
 
 
-def forward(params, ids, positional):
-    """ids (B, T) -> logits (B, T, V)."""
+def forward(params, ids, positional, layers=LAYERS, mlp=True):
+    """ids (B, T) -> logits (B, T, V). Without mlp the blocks are attention only (no ln_2,
+    no MLP); with an "lm_head.weight" the head is untied (make_course_fixtures.py)."""
     batch, time = ids.shape
     head_size = CHANNELS // HEADS
     x = params["wte.weight"][ids]  # (B, T, C)
@@ -120,7 +121,7 @@ def forward(params, ids, positional):
         x = x + params["wpe.weight"][:time]
     elif positional == "sinusoidal":
         x = x + sinusoidal_table(time, CHANNELS)
-    for layer in range(LAYERS):
+    for layer in range(layers):
         p = lambda name: params[f"blocks.{layer}.{name}"]  # noqa: E731
         h = F.layer_norm(x, (CHANNELS,), p("ln_1.weight"), p("ln_1.bias"), 1e-5)
         qkv = F.linear(h, p("attn.qkv.weight"), p("attn.qkv.bias"))  # (B, T, 3C)
@@ -132,11 +133,13 @@ def forward(params, ids, positional):
         weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
         heads = (weights @ v).transpose(1, 2).reshape(batch, time, CHANNELS)
         x = x + F.linear(heads, p("attn.c_proj.weight"), p("attn.c_proj.bias"))
+        if not mlp:
+            continue
         h = F.layer_norm(x, (CHANNELS,), p("ln_2.weight"), p("ln_2.bias"), 1e-5)
         h = F.gelu(F.linear(h, p("mlp.c_fc.weight"), p("mlp.c_fc.bias")), approximate="tanh")
         x = x + F.linear(h, p("mlp.c_proj.weight"), p("mlp.c_proj.bias"))
     x = F.layer_norm(x, (CHANNELS,), params["ln_f.weight"], params["ln_f.bias"], 1e-5)
-    return x @ params["wte.weight"].t()
+    return x @ params.get("lm_head.weight", params["wte.weight"]).t()
 
 
 def make_fixture(positional, path):
