@@ -6,12 +6,17 @@
 //   tinygpt explain --weights gpt2/ --prompt "The cat sat" --html explain.html
 //   tinygpt explain --ckpt runs/shakespeare-char --prompt "ROMEO:" --json walk.json
 //   tinygpt explain --config cpu-small --prompt "To be" --graph graph.html
+//   tinygpt explain --ckpt runs/shakespeare-char --prompt "ROMEO:" --serve --port 8080
 //
 // stdout gets the report (plain text, or nothing with --html FILE, which writes
 // a self-contained web page instead, or --json FILE, every stage's numbers for a
 // script, or --graph FILE, the autograd graph of a neuron and of one block with
-// backward animated node by node); what was loaded goes to stderr. The live page is tinygpt serve's /explain.
+// backward animated node by node); what was loaded goes to stderr. The live
+// page is tinygpt serve's /explain: --serve starts that server on the model
+// (cli/serve_command.h) and prints the page's address, the prompt, target and
+// block in it.
 
+#include <cctype>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -22,6 +27,8 @@
 #include "cli/output_paths.h"
 #include "cli/flag_checks.h"
 #include "cli/model_source.h"
+#include "cli/serve_command.h"
+#include "cli/usage_errors.h"
 #include "tinygpt/inspect/autograd_graph_examples.h"
 #include "tinygpt/inspect/autograd_graph_page.h"
 #include "tinygpt/inspect/html_report.h"
@@ -49,7 +56,58 @@ struct ExplainArguments {
   std::string graph;
   bool shared_scale = false;
   int threads = 0;
+  bool serve = false;
+  ServeArguments server;  // with --serve: where it listens (its model is `source`)
 };
+
+// `text` as a URL's query value: every byte but the unreserved ones (RFC 3986) as %XX.
+std::string query_escaped(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string escaped;
+  for (const unsigned char byte : text) {
+    if (std::isalnum(byte) || byte == '-' || byte == '.' || byte == '_' || byte == '~') {
+      escaped += static_cast<char>(byte);
+    } else {
+      escaped += '%';
+      escaped += kHex[byte >> 4];
+      escaped += kHex[byte & 15];
+    }
+  }
+  return escaped;
+}
+
+// The live page on the model, its fields filled from the flags given: /explain?prompt=...&layer=...
+std::string explain_page_path(const CLI::App& command, const ExplainArguments& arguments) {
+  std::string query;
+  const auto add = [&](const char* name, const std::string& value) {
+    query += (query.empty() ? "?" : "&") + std::string(name) + "=" + query_escaped(value);
+  };
+  if (!arguments.prompt.empty()) add("prompt", arguments.prompt);
+  if (!arguments.target.empty()) add("target", arguments.target);
+  if (command.count("--layer")) add("layer", std::to_string(arguments.layer));
+  if (command.count("--top-k")) add("top_k", std::to_string(arguments.top_k));
+  return "/explain" + query;
+}
+
+// explain --serve: the live page's server on the model, until Ctrl-C or SIGTERM.
+void serve_explain(const CLI::App& command, const ExplainArguments& arguments) {
+  std::vector<std::string> pointless;
+  for (const char* flag : {"--html", "--json", "--graph", "--shared-scale", "--head"})
+    if (command.count(flag)) pointless.emplace_back(flag);
+  if (!pointless.empty()) {
+    std::string names = pointless[0];
+    for (size_t i = 1; i < pointless.size(); i++) names += (i + 1 < pointless.size() ? ", " : " and ") + pointless[i];
+    check_usage(false, names, " cannot go with --serve: the page at /explain shows every head, live, and writes no file");
+  }
+  const LoadedModel loaded = load_model(arguments.source, "explain");
+  ServeArguments server = arguments.server;
+  server.source = arguments.source;
+  const std::string page = explain_page_path(command, arguments);
+  serve_model(command, loaded, server, [&](const std::string& address) {
+    std::cout << address << page << std::endl;  // the one line on stdout: a script can read it
+    std::cerr << "explain: open that address in a browser; Ctrl-C stops the server\n";
+  });
+}
 
 // --graph: the neuron's graph, then block --layer's on the prompt (and target).
 void write_graph_page(const ExplainArguments& arguments, const LoadedModel& loaded) {
@@ -68,6 +126,8 @@ void write_graph_page(const ExplainArguments& arguments, const LoadedModel& load
 
 void run_explain(const CLI::App& command, const ExplainArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  if (arguments.serve) return serve_explain(command, arguments);
+  check_usage(command.count("--prompt") > 0, "--prompt is required");
   for (const auto& [flag, path] : {std::pair{"--html", arguments.html}, std::pair{"--json", arguments.json},
                                    std::pair{"--graph", arguments.graph}})
     if (!path.empty())
@@ -119,7 +179,7 @@ void add_explain_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("explain", "Follow a prompt through every layer of a model, with the numbers at each stage");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/true);
-  command->add_option("--prompt", arguments->prompt, "Text to follow through the model")->required();
+  command->add_option("--prompt", arguments->prompt, "Text to follow through the model (with --serve: the page's first)");
   command->add_option("--target", arguments->target,
                       "Text the model should continue the prompt with: adds the loss and the gradients");
   command->add_option("--layer", arguments->layer, "Show only this block (0-based; all blocks still run)")
@@ -142,6 +202,11 @@ void add_explain_command(CLI::App& app) {
                     "With --html: one colour scale for all heads of a block's attention scores (and mask), "
                     "so equal colours mean equal values");
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
+  CLI::Option* serve = command->add_flag(
+      "--serve", arguments->serve,
+      "Serve the live step-through of the model instead (tinygpt serve's /explain), and print its address");
+  add_listen_options(*command, arguments->server);
+  for (const char* flag : {"--host", "--port", "--api-key"}) command->get_option(flag)->needs(serve);
   command->callback([command, arguments] { run_explain(*command, *arguments); });
 }
 

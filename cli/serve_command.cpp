@@ -6,11 +6,14 @@
 // One model, one engine thread running it for every request (serve/engine.h),
 // an HTTP thread per request under way (serve/http_server.h). Ctrl-C or SIGTERM
 // stops taking requests, gives those under way a few seconds to end, and exits 0.
+// `tinygpt explain --serve` runs the same server (serve_model, cli/serve_command.h).
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
+
+#include "cli/serve_command.h"
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
@@ -29,19 +32,10 @@ namespace {
 // How long replies under way may go on once a stop is asked for.
 constexpr std::chrono::seconds kShutdownGrace{3};
 
-struct ServeArguments {
-  ModelSourceArguments source;
-  serve::ServerOptions server;
-  serve::EngineOptions engine;
-  int64_t max_tokens = 0;  // 0: the model's context
-  int64_t max_kv_mib = 2048;
-  int64_t timeout_seconds = 600;
-  int64_t io_timeout_seconds = 10;
-  int threads = 0;
-};
-
-// The name clients give as "model": the directory's or checkpoint's, as the user named it.
+// The name clients give as "model": the directory's or checkpoint's, as the user named it
+// (a fresh model, which explain --serve can serve, is its preset's name).
 std::string model_id(const ModelSourceArguments& source) {
+  if (!source.config.empty()) return source.config;
   std::filesystem::path path = !source.model.empty() ? source.model : !source.weights.empty() ? source.weights
                                                                                                : source.checkpoint;
   while (path.has_relative_path() && path.filename().empty()) path = path.parent_path();  // "dir/" -> "dir"
@@ -52,11 +46,17 @@ std::string model_id(const ModelSourceArguments& source) {
   return path.filename().string();
 }
 
-void run_serve(const CLI::App& command, ServeArguments arguments) {
+void run_serve(const CLI::App& command, const ServeArguments& arguments) {
   if (command.count("--threads")) set_num_threads(arguments.threads);
+  serve_model(command, load_model(arguments.source, "serve"), arguments);
+}
+
+}  // namespace
+
+void serve_model(const CLI::App& command, const LoadedModel& loaded, ServeArguments arguments,
+                 const std::function<void(const std::string& address)>& listening) {
   if (!command.count("--api-key"))
     if (const char* key = std::getenv("TINYGPT_API_KEY")) arguments.server.api_key = key;
-  const LoadedModel loaded = load_model(arguments.source, "serve");
   const int64_t context = loaded.model->config().block_size;
   check_usage(arguments.max_tokens <= context, "--max-tokens ", arguments.max_tokens, " is more than the model's context of ",
               context, " tokens");
@@ -87,15 +87,17 @@ void run_serve(const CLI::App& command, ServeArguments arguments) {
     std::cerr << "serve: warning: listening on " << arguments.server.host
               << " without an API key: anyone who can reach this machine can use the model (--api-key KEY or "
                  "TINYGPT_API_KEY)\n";
+  const std::string& host = arguments.server.host;
+  const std::string address =
+      "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   std::cerr << "serve: " << loaded.description << " as \"" << served.id << "\"; context " << context
             << " tokens; template: " << chat_format.template_source << "; " << arguments.engine.max_sequences
             << " sequences at once, " << arguments.engine.max_queued << " queued"
-            << (arguments.server.api_key.empty() ? "" : "; API key required") << "; listening on http://"
-            << (arguments.server.host.find(':') != std::string::npos ? "[" + arguments.server.host + "]"
-                                                                      : arguments.server.host)
-            << ":" << port << "/\n" << std::flush;
+            << (arguments.server.api_key.empty() ? "" : "; API key required") << "; listening on " << address
+            << "/\n" << std::flush;
 
   std::thread listener([&] { server.listen(); });
+  if (listening) listening(address);
   while (!stop_signals.requested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.stop();                     // no new connections
   engine.shutdown(kShutdownGrace);   // replies under way end by then; the rest get 503
@@ -104,21 +106,23 @@ void run_serve(const CLI::App& command, ServeArguments arguments) {
             << " replies\n";
 }
 
-}  // namespace
+void add_listen_options(CLI::App& command, ServeArguments& arguments) {
+  command
+      .add_option("--host", arguments.server.host,
+                  "Address to listen on (any other than 127.0.0.1 lets other machines in: give --api-key)")
+      ->capture_default_str();
+  command.add_option("--port", arguments.server.port, "Port to listen on (0: a free one, printed at start)")
+      ->capture_default_str()
+      ->check(integer_in(0, 65535));
+  command.add_option("--api-key", arguments.server.api_key,
+                     "Ask every /v1/ request for Authorization: Bearer KEY (TINYGPT_API_KEY too, kept out of ps)");
+}
 
 void add_serve_command(CLI::App& app) {
   auto arguments = std::make_shared<ServeArguments>();
   CLI::App* command = app.add_subcommand("serve", "Serve a model over OpenAI's API (completions, chat) and a chat page");
   add_model_source_options(*command, arguments->source, /*fresh_models=*/false);
-  command
-      ->add_option("--host", arguments->server.host,
-                   "Address to listen on (any other than 127.0.0.1 lets other machines in: give --api-key)")
-      ->capture_default_str();
-  command->add_option("--port", arguments->server.port, "Port to listen on (0: a free one, printed at start)")
-      ->capture_default_str()
-      ->check(integer_in(0, 65535));
-  command->add_option("--api-key", arguments->server.api_key,
-                      "Ask every /v1/ request for Authorization: Bearer KEY (TINYGPT_API_KEY too, kept out of ps)");
+  add_listen_options(*command, *arguments);
   command->add_option("--max-sequences", arguments->engine.max_sequences, "Replies generated at once, in one batch")
       ->capture_default_str()
       ->check(integer_in(1, 1024));

@@ -6,9 +6,13 @@
 # by puppeteer-core from build/npm): a typed prompt's attention (scores, mask, weights of every
 # head) equal to what `tinygpt explain` prints, an edit redrawn, a prompt as long as the context
 # drawn whole, the tooltip's exact value, the pin, the loss and gradients of a target equal to
-# the terminal's, errors shown as the server's words, nothing overlapping at 360 and 1400 px
-# (screenshots in the scratch folder). The model: char-level, 2 blocks of 2 heads, a 64-token
-# context, trained for a few seconds on tiny Shakespeare.
+# the terminal's, errors shown as the server's words, compare mode (prompt B's heatmaps equal to
+# the terminal's, B - A, both values on hover, the differing tokens, both predictions), fields
+# from the address, nothing overlapping at 360 and 1400 px (screenshots in the scratch folder).
+# Then `tinygpt explain --serve`: the page's address printed with the prompt in it, /explain and
+# /v1/explain served for the model, exit 0 on SIGTERM; --serve with --html is a usage error.
+# The model: char-level, 2 blocks of 2 heads, a 64-token context, trained for a few seconds on
+# tiny Shakespeare.
 #
 # usage: test_cli_serve_explain.sh path/to/tinygpt   (CTest passes the built binary)
 # Needs Debian's chromium, Node.js and puppeteer-core (bash scripts/setup.sh --test).
@@ -79,10 +83,43 @@ else
   node tests/cli/serve/explain_page_test.mjs "$url" "$api_key" "$tinygpt" "[\"--ckpt\", \"$work/model\"]" "$work" \
     || fail "the step-through page (above)"
   for width in 360 1400; do
-    [[ -s $work/explain-$width.png ]] || fail "no screenshot at $width px"
+    [[ -s $work/explain-$width.png && -s $work/explain-compare-$width.png ]] || fail "no screenshots at $width px"
   done
 fi
 kill $server 2>/dev/null
 wait $server 2>/dev/null
+
+# tinygpt explain --serve: the same server on explain's model flags; stdout is the page's address.
+"$tinygpt" explain --serve --port 0 --ckpt "$work/model" --prompt "To be?" --target " or" --layer 1 \
+  >"$work/explain-serve.out" 2>"$work/explain-serve.log" &
+explain_server=$!
+page_url=""
+for _ in $(seq 150); do
+  page_url=$(head -1 "$work/explain-serve.out")
+  [[ -n $page_url ]] && break
+  kill -0 $explain_server 2>/dev/null || break
+  sleep 0.2
+done
+base=${page_url%%/explain*}
+if [[ ! $page_url =~ ^http://127\.0\.0\.1:[0-9]+/explain\?prompt=To%20be%3F\&target=%20or\&layer=1$ ]]; then
+  fail "explain --serve printed '$page_url', not the page's address with its fields: $(tail -3 "$work/explain-serve.log")"
+else
+  curl -sf "$page_url" >"$work/served-explain.html" && cmp -s "$work/served-explain.html" "$page" \
+    || fail "explain --serve: GET $page_url is not $page"
+  code=$(curl -s -o "$work/reply.json" -w '%{http_code}' -X POST "$base/v1/explain" -H 'Content-Type: application/json' \
+    --data-binary '{"prompt": "To be", "layer": 1}')
+  [[ $code == 200 ]] && grep -qF '"object":"explain"' "$work/reply.json" && grep -qF '"model":"model"' "$work/reply.json" \
+    || fail "explain --serve: POST /v1/explain: HTTP $code: $(head -c 300 "$work/reply.json")"
+fi
+kill -TERM $explain_server 2>/dev/null
+wait $explain_server
+status=$?
+[[ $status == 0 ]] || fail "explain --serve: exit code $status on SIGTERM, expected 0: $(tail -3 "$work/explain-serve.log")"
+
+expect_exit "explain --serve --html" 2 "explain: --html cannot go with --serve" \
+  "$tinygpt" explain --serve --html "$work/walk.html" --ckpt "$work/model" --prompt "To be"
+[[ ! -e $work/walk.html ]] || fail "explain --serve --html wrote $work/walk.html"
+expect_exit "explain --port without --serve" 2 "explain: --port requires --serve" \
+  "$tinygpt" explain --port 0 --ckpt "$work/model" --prompt "To be"
 
 finish "serve's step-through page"

@@ -119,13 +119,15 @@ try {
   await page.goto(baseUrl + '/explain', {waitUntil: 'load'});
   if (await page.title() !== 'tinygpt step-through') fail(`GET /explain: the title is '${await page.title()}'`);
 
-  // waitFor EXPECTED: the page drew the response to exactly this prompt, target and layer.
+  // waitFor EXPECTED: the page drew the response to exactly this prompt, target and layer (and, given
+  // EXPECTED.compare, prompt B's beside it).
   async function waitFor(expected, what) {
     try {
       await page.waitForFunction((e) => {
-        const response = window.explainState.response;
+        const {response, compare} = window.explainState;
         return document.body.dataset.state === 'ready' && response && response.prompt === e.prompt &&
-               (response.target || '') === e.target && response.layer === e.layer;
+               (response.target || '') === e.target && response.layer === e.layer &&
+               (!('compare' in e) || (compare && compare.response.prompt === e.compare && compare.response.layer === e.layer));
       }, {timeout: 30000}, expected);
       return true;
     } catch (timeout) {
@@ -140,20 +142,25 @@ try {
       field.dispatchEvent(new Event('input', {bubbles: true}));
     }, text);
   }
-  // The page's decoded values of one head of a stage, non-finite ones as text (JSON has no -Infinity).
-  const pageHead = (stageId, head) => page.evaluate((id, h) => {
-    const stage = window.explainState.response.stages.find((s) => s.id === id);
+  // The page's decoded values of one head of a stage, non-finite ones as text (JSON has no -Infinity);
+  // of prompt B's walk-through in compare mode when `which` is 'b'.
+  const pageHead = (stageId, head, which = 'a') => page.evaluate((id, h, w) => {
+    const walk = w === 'b' ? window.explainState.compare : window.explainState;
+    const stage = walk && walk.response.stages.find((s) => s.id === id);
     if (!stage) return null;
     const index = stage.tensors.findIndex((tensor) => tensor.label === 'head ' + h);
     if (index < 0) return null;
-    const values = window.explainState.decoded[id][index];
+    const values = walk.decoded[id][index];
     return {shape: stage.tensors[index].shape, values: Array.from(values, (v) => Number.isFinite(v) ? v : String(v))};
-  }, stageId, head).then((got) => got && {...got, values: got.values.map(Number)});
+  }, stageId, head, which).then((got) => got && {...got, values: got.values.map(Number)});
+  const tokenCount = (which = 'a') => page.evaluate((w) =>
+    (w === 'b' ? window.explainState.compare : window.explainState).response.tokens.length, which);
 
-  // compareAttention WHAT PROMPT LAYER [TARGET]: every head's scores, mask and weights in the page
-  // equal the printed tables of `tinygpt explain --layer L --head H`. Returns the weights, by head.
-  async function compareAttention(what, prompt, layer, target = '') {
-    const tokens = await page.evaluate(() => window.explainState.response.tokens.length);
+  // compareAttention WHAT PROMPT LAYER [TARGET] [WHICH]: every head's scores, mask and weights in the page
+  // (prompt B's with WHICH 'b') equal the printed tables of `tinygpt explain --layer L --head H`.
+  // Returns the weights, by head.
+  async function compareAttention(what, prompt, layer, target = '', which = 'a') {
+    const tokens = await tokenCount(which);
     const weights = [];
     for (let head = 0; head < config.n_head; head++) {
       const text = explainText(prompt, {layer, head, target});
@@ -161,7 +168,7 @@ try {
         const id = `block${layer}.${kind}`;
         const section = sectionOf(text, id);
         const table = section && printedTable(section, 'head ' + head);
-        const shown = await pageHead(id, head);
+        const shown = await pageHead(id, head, which);
         if (!table) { fail(`${what}: no head ${head} table of [${id}] in tinygpt explain's output`); continue; }
         if (!shown) { fail(`${what}: the page has no head ${head} of ${id}`); continue; }
         if (table.rows !== tokens || table.columns !== tokens || shown.values.length !== tokens * tokens) {
@@ -202,9 +209,11 @@ try {
     if (canvases.length !== 3 * config.n_head) fail(`${what}: ${canvases.length} heatmaps, expected ${3 * config.n_head}`);
   }
 
-  // hoverCell: the mouse over one cell of a heatmap; returns the tooltip's text and the cell it names.
-  async function hoverCell(stageId, head, query, key) {
-    const canvas = await page.$(`canvas.heatmap[data-stage="${stageId}"][data-head="${head}"]`);
+  // hoverCell: the mouse over one cell of a heatmap (in compare mode, of prompt 'a', 'b' or the
+  // 'difference'); returns the tooltip's text and the cell it names.
+  async function hoverCell(stageId, head, query, key, prompt = '') {
+    const which = prompt ? `[data-prompt="${prompt}"]` : '';
+    const canvas = await page.$(`canvas.heatmap[data-stage="${stageId}"][data-head="${head}"]${which}`);
     await canvas.evaluate((c) => c.scrollIntoView({block: 'center', inline: 'center'}));
     const box = await canvas.boundingBox();
     const size = Number(await canvas.evaluate((c) => c.dataset.cell));
@@ -533,16 +542,158 @@ try {
 
   // The layout at a phone's width and a wide screen's, settings open, a token pinned: nothing
   // overlaps, no text overflows its box.
+  // Table cells are laid out by the table (their collapsed borders touch): the table is checked whole.
+  const layoutSelector = '.panel, .panel > *, button, input, textarea, select, label, summary, h1, h2, h3, #model, ' +
+    '#status, canvas, figcaption, .legend > *, .bar-row > *, .figures > *, .key > *, .note, table, .chip, .map-name';
+  const unboxed = ['INPUT', 'TEXTAREA', 'SELECT', 'SCRIPT', 'CANVAS'];
   for (const [width, height] of [[1400, 900], [360, 800]]) {
     await page.setViewport({width, height});
     await page.mouse.move(1, 1);
-    // Table cells are laid out by the table (their collapsed borders touch): the table is checked whole.
-    const problems = await layoutProblems(page,
-      '.panel, .panel > *, button, input, textarea, select, label, summary, h1, h2, h3, #model, #status, canvas, ' +
-      'figcaption, .legend > *, .bar-row > *, .figures > *, .key > *, .note, table',
-      ['INPUT', 'TEXTAREA', 'SELECT', 'SCRIPT', 'CANVAS']);
-    for (const problem of problems) fail(`at ${width} px: ${problem}`);
+    for (const problem of await layoutProblems(page, layoutSelector, unboxed)) fail(`at ${width} px: ${problem}`);
     await page.screenshot({path: path.join(scratch, `explain-${width}.png`), fullPage: true});
+  }
+
+  // Compare mode: prompt B beside A with the same block and target. B's heatmaps are what
+  // `tinygpt explain` prints for B; B - A is the difference of the two printed tables, drawn red where
+  // B is higher and blue where lower; hovering shows both values and the difference.
+  await page.setViewport({width: 1400, height: 900});
+  const promptB = 'To sea or';
+  await page.click('#compare');
+  await setField('#prompt-b', promptB);
+  const comparing = {prompt: lossPrompt, target, layer: lastLayer, compare: promptB};
+  if (await waitFor(comparing, 'compare mode')) {
+    const [tokensA, tokensB] = [await tokenCount('a'), await tokenCount('b')];
+    const grid = Math.max(tokensA, tokensB), common = Math.min(tokensA, tokensB);
+    if (tokensA === tokensB) fail(`compare mode: prompts of ${tokensA} tokens each do not test positions one prompt lacks`);
+    const weightsA = await compareAttention('compare mode, A', lossPrompt, lastLayer, target);
+    const weightsB = await compareAttention('compare mode, B "' + promptB + '"', promptB, lastLayer, target, 'b');
+
+    const weightsId = `block${lastLayer}.weights`;
+    for (let head = 0; head < config.n_head; head++) {
+      if (!weightsA[head] || !weightsB[head]) continue;
+      const difference = await page.evaluate((id, h) => Array.from(window.explainState.differences[id][h],
+                                                                     (v) => Number.isNaN(v) ? null : v), weightsId, head);
+      if (difference.length !== grid * grid) { fail(`head ${head}: ${difference.length} differences for ${grid}² cells`); continue; }
+      let wrong = 0;
+      for (let query = 0; query < grid; query++) {
+        for (let key = 0; key < grid; key++) {
+          const got = difference[query * grid + key];
+          const reached = query < common && key < common && key <= query;
+          const exactly = reached ? weightsB[head].values[query * tokensB + key] - weightsA[head].values[query * tokensA + key] : null;
+          const [printedA, printedB] = [weightsA[head], weightsB[head]].map((w) => w.table.cells.get(query + ',' + key));
+          const printedClose = printedA === undefined || printedB === undefined || !reached ||
+                               Math.abs(got - (printedB - printedA)) <= 2 * PRINTED_TOLERANCE;
+          if ((got !== exactly || !printedClose) && wrong++ < 3) {
+            fail(`B − A of ${weightsId} head ${head} [${query}, ${key}] is ${got}; B's ${printedB} − A's ${printedA} printed by tinygpt explain`);
+          }
+        }
+      }
+      // Drawn red where B is higher, blue where lower, grey where only one prompt reaches.
+      const cells = difference.map((value, at) => [value, at]).filter(([value]) => value !== null && Math.abs(value) > 0.01);
+      const highest = cells.reduce((best, cell) => (cell[0] > (best ? best[0] : 0) ? cell : best), null);
+      const lowest = cells.reduce((best, cell) => (cell[0] < (best ? best[0] : 0) ? cell : best), null);
+      const pixel = (at) => page.evaluate((id, h, q, k) => {
+        const canvas = document.querySelector(`canvas.heatmap[data-stage="${id}"][data-head="${h}"][data-prompt="difference"]`);
+        const scaled = canvas.height / Number(canvas.dataset.t);
+        return Array.from(canvas.getContext('2d').getImageData(Math.floor((k + 0.5) * scaled), Math.floor((q + 0.5) * scaled), 1, 1).data.slice(0, 3));
+      }, weightsId, head, Math.floor(at / grid), at % grid);
+      if (highest) {
+        const [r, , b] = await pixel(highest[1]);
+        if (!(r > b + 40)) fail(`head ${head}: the largest B − A (${highest[0]}) is drawn ${[r, b]} (red, blue), not red`);
+      }
+      if (lowest) {
+        const [r, , b] = await pixel(lowest[1]);
+        if (!(b > r + 40)) fail(`head ${head}: the lowest B − A (${lowest[0]}) is drawn ${[r, b]} (red, blue), not blue`);
+      }
+      const onlyOne = await pixel((grid - 1) * grid);
+      if (onlyOne.join() !== '222,224,228') fail(`head ${head}: a position only one prompt has is drawn ${onlyOne}`);
+    }
+
+    // A head's three heatmaps for each stage, on the longer prompt's grid.
+    const canvases = await page.$$eval('canvas.heatmap', (all) => all.map((c) => [c.dataset.stage, c.dataset.head, c.dataset.prompt, Number(c.dataset.t)]));
+    for (const kind of ['scores', 'mask', 'weights']) {
+      for (let head = 0; head < config.n_head; head++) {
+        for (const prompt of ['a', 'b', 'difference']) {
+          const found = canvases.filter((c) => c[0] === `block${lastLayer}.${kind}` && c[1] === String(head) && c[2] === prompt);
+          if (found.length !== 1 || found[0][3] !== grid) fail(`compare mode: block${lastLayer}.${kind} head ${head} ${prompt}: ${JSON.stringify(found)}`);
+        }
+      }
+    }
+
+    // Hovering B − A: A's exact value, B's, and their difference.
+    const [query, key] = [common - 1, 1];
+    const tip = await hoverCell(weightsId, 0, query, key, 'difference');
+    const a = /A: weights\[(\d+), (\d+)\] = (\S+)/.exec(tip.text), b = /B: weights\[(\d+), (\d+)\] = (\S+)/.exec(tip.text);
+    const d = /B − A = (\S+)/.exec(tip.text);
+    if (!a || !b || !d || Number(a[1]) !== query || Number(a[2]) !== key || Number(b[1]) !== query || Number(b[2]) !== key) {
+      fail(`hovering B − A [${query}, ${key}]: the tooltip says '${tip.text}'`);
+    } else if (weightsA[0] && weightsB[0]) {
+      const [valueA, valueB, shownDifference] = [Number(a[3]), Number(b[3]), Number(d[1])];
+      if (Math.fround(valueA) !== weightsA[0].values[query * tokensA + key] || Math.fround(valueB) !== weightsB[0].values[query * tokensB + key]) {
+        fail(`the tooltip's A ${a[3]} and B ${b[3]} are not the float32 values ${weightsA[0].values[query * tokensA + key]}, ${weightsB[0].values[query * tokensB + key]}`);
+      }
+      if (!(Math.abs(valueB - weightsB[0].table.cells.get(query + ',' + key)) <= PRINTED_TOLERANCE)) {
+        fail(`the tooltip's B ${valueB}, tinygpt explain prints ${weightsB[0].table.cells.get(query + ',' + key)} for "${promptB}"`);
+      }
+      if (!(Math.abs(shownDifference - (valueB - valueA)) <= 1e-5 * Math.abs(valueB - valueA) + 1e-9)) {
+        fail(`the tooltip's B − A ${shownDifference} for A ${valueA} and B ${valueB}`);
+      }
+    }
+
+    // The tokens that differ, marked in both rows.
+    const marked = await page.evaluate(() => ['#tokens', '#tokens-b'].map((row) =>
+      [...document.querySelectorAll(row + ' .chip')].filter((c) => c.classList.contains('differs')).map((c) => Number(c.dataset.position))));
+    const textA = lossPrompt + target, textB = promptB + target;  // a char-level model: one token a character
+    for (const [name, own, other, got] of [['A', textA, textB, marked[0]], ['B', textB, textA, marked[1]]]) {
+      const want = [...own].map((character, i) => (character !== other[i] ? i : -1)).filter((i) => i >= 0);
+      if (got.join() !== want.join()) fail(`compare mode: ${name}'s tokens marked as differing: ${got}, expected ${want}`);
+    }
+
+    // The next tokens of both side by side: p(A), p(B) and the change, as the two responses say.
+    const rows = await page.$$eval('#compare-predictions tr[data-id]', (all) => all.map((r) =>
+      ({id: Number(r.dataset.id), a: r.dataset.a, b: r.dataset.b, change: r.dataset.change, text: r.lastChild.textContent})));
+    const sent = await page.evaluate(() => {
+      const {response, compare, position} = window.explainState;
+      const top = (r, p) => r.predictions.find((e) => e.position === p).top;
+      return {a: top(response, position), b: top(compare.response, Math.min(position, compare.response.tokens.length - 1))};
+    });
+    const ids = new Set([...sent.a, ...sent.b].map((t) => t.id));
+    if (rows.length !== ids.size) fail(`compare mode: ${rows.length} next tokens listed, the two top lists hold ${ids.size}`);
+    for (const row of rows) {
+      const [pa, pb] = [sent.a, sent.b].map((top) => top.find((t) => t.id === row.id));
+      if (String(pa ? pa.probability : '') !== row.a || String(pb ? pb.probability : '') !== row.b) {
+        fail(`compare mode: token ${row.id} listed with p(A) ${row.a}, p(B) ${row.b}; the responses: ${pa && pa.probability}, ${pb && pb.probability}`);
+      } else if (pa && pb && (Number(row.change) !== pb.probability - pa.probability ||
+                              Number(row.text) !== Number((pb.probability - pa.probability).toFixed(4)))) {
+        fail(`compare mode: token ${row.id}'s change is ${row.change} ('${row.text}'), p(B) − p(A) is ${pb.probability - pa.probability}`);
+      }
+    }
+    if (!rows.some((row) => row.change !== undefined)) fail('compare mode: no token is in both top lists: no change shown');
+
+    // The gradients of both prompts compare too: A's, B's and B − A's dLoss/dweights per head.
+    await page.select('#show', 'gradients');
+    const drawn = await page.waitForFunction((id) => document.querySelectorAll(`canvas.heatmap[data-stage="${id}"][data-showing="gradients"]`).length,
+                                             {timeout: 30000}, weightsId).then((count) => count.jsonValue()).catch(() => 0);
+    if (drawn !== 3 * config.n_head) fail(`compare mode: ${drawn} gradient heatmaps of ${weightsId}, expected ${3 * config.n_head}`);
+    await page.select('#show', 'values');
+  }
+
+  for (const [width, height] of [[1400, 900], [360, 800]]) {
+    await page.setViewport({width, height});
+    await page.mouse.move(1, 1);
+    for (const problem of await layoutProblems(page, layoutSelector, unboxed)) fail(`compare mode at ${width} px: ${problem}`);
+    await page.screenshot({path: path.join(scratch, `explain-compare-${width}.png`), fullPage: true});
+  }
+
+  // The address fills the fields (tinygpt explain --serve prints one): prompt, target, block, prompt B.
+  await page.setViewport({width: 1400, height: 900});
+  const asked = {prompt: 'To be', target: ' or', layer: lastLayer, compare: 'To go'};
+  await page.goto(baseUrl + '/explain?' + new URLSearchParams({...asked, layer: String(lastLayer)}), {waitUntil: 'load'});
+  if (await waitFor(asked, 'fields from the address')) {
+    const fields = await page.evaluate(() => ['prompt', 'target', 'layer', 'prompt-b'].map((id) => document.getElementById(id).value)
+      .concat(document.getElementById('compare').checked));
+    const want = [asked.prompt, asked.target, String(lastLayer), asked.compare, true];
+    if (fields.join('|') !== want.join('|')) fail(`the fields from the address: ${JSON.stringify(fields)}, expected ${JSON.stringify(want)}`);
   }
 
   // The key is kept in the browser: a reload has it.
