@@ -11,7 +11,7 @@
 # from the address, nothing overlapping at 360 and 1400 px (screenshots in the scratch folder).
 # Then `tinygpt explain --serve`: the page's address printed with the prompt in it, /explain and
 # /v1/explain served for the model, exit 0 on SIGTERM; --serve with --html is a usage error.
-# The model: char-level, 2 blocks of 2 heads, a 64-token context, trained for a few seconds on
+# The model: char-level, 2 blocks of 2 heads, a 256-token context, trained for a few seconds on
 # tiny Shakespeare.
 #
 # usage: test_cli_serve_explain.sh path/to/tinygpt   (CTest passes the built binary)
@@ -31,7 +31,7 @@ page=serve/explain_page.html
 grep -nE '@[A-Za-z_0-9/.+-]+@' "$page" && fail "$page holds a @NAME@ that configure_file would replace"
 grep -nF ')tinygpt_page"' "$page" && fail "$page holds the raw string's closing delimiter"
 
-block_size=64
+block_size=256  # the issue asks for a 256-token prompt, every position shown
 "$tinygpt" train --data "$corpus" --layers 2 --heads 2 --dims 64 --block-size $block_size --iters 150 \
   --eval-interval 150 --eval-iters 2 --seed 1 --out "$work/model" >/dev/null 2>"$work/train.log" \
   || fail "train on tiny Shakespeare: $(cat "$work/train.log")"
