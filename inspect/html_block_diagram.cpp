@@ -130,6 +130,11 @@ int draw_embeddings(Diagram& diagram, const GPTConfig& config, int rotation_colu
   diagram.box("embed.tokens", x, 68, kBoxHeight, "wte[id]");
   if (diagram.has("embed.rope")) {  // RoPE: nothing is added; q and k are rotated in every block
     diagram.box("embed.rope", column_x(rotation_column), 68, kBoxHeight, "RoPE angles");
+    if (config.n_layer == 0) {  // a bigram model: no attention, so nothing is rotated
+      diagram.label(column_x(rotation_column) + kBoxWidth / 2 + 6, 128, "no block: nothing to rotate",
+                    "text-anchor=\"start\"");
+      return 108;
+    }
     diagram.arrow(column_x(rotation_column) + kBoxWidth / 2, 108, column_x(rotation_column) + kBoxWidth / 2,
                   attention_top, true);
     diagram.label(column_x(rotation_column) + kBoxWidth / 2 + 6, 128, "rotate q, k", "text-anchor=\"start\"");
@@ -288,8 +293,10 @@ std::string block_diagram(const Walkthrough& walkthrough) {
     bottom += 22;
     diagram.frame(frame_top, bottom);
     diagram.label(kWidth - 20, bottom - 7,
-                  "block " + blocks[0] + (blocks.size() > 1 ? ", drawn once" : "") + ": the model has " +
-                      std::to_string(config.n_layer) + " blocks like it (x " + std::to_string(config.n_layer) + ")",
+                  "block " + blocks[0] + (blocks.size() > 1 ? ", drawn once" : "") +
+                      (config.n_layer == 1 ? std::string(": the only block of the model (x 1)")
+                                           : ": the model has " + std::to_string(config.n_layer) + " blocks like it (x " +
+                                                 std::to_string(config.n_layer) + ")"),
                   "text-anchor=\"end\" font-size=\"11\" font-weight=\"bold\" fill=\"#345\"");
     diagram.label(kStreamX - 8, frame_top - 6, "residual stream", "text-anchor=\"end\" fill=\"#3182bd\"");
   }

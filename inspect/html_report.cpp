@@ -122,7 +122,7 @@ std::string column_header(const Walkthrough& walkthrough, int64_t column, bool c
 std::string page_header(const Walkthrough& walkthrough) {
   const GPTConfig& config = walkthrough.config;
   std::string out = "<h1>Inside the model: one prompt, layer by layer</h1>\n<p class=\"summary\">" +
-                    escape(walkthrough.model_description) + "<br>" + std::to_string(config.n_layer) + " blocks, " +
+                    escape(walkthrough.model_description) + "<br>" + std::to_string(config.n_layer) + (config.n_layer == 1 ? " block, " : " blocks, ") +
                     std::to_string(config.n_head) + " heads, " + std::to_string(config.n_embd) + " channels, context " +
                     std::to_string(config.block_size) + ", vocabulary " + std::to_string(config.vocab_size) + ", " +
                     positional_encoding_name(config.positional) + " positions" +

@@ -398,6 +398,23 @@ TEST_CASE("render_html: the block diagram draws the model's configuration, each 
   const std::string one_block = render_html(walk_through(model, tiny_tokenizer(), "bad egg", options));
   CHECK(contains(one_block, "data-stage=\"block1.attend\""));
   CHECK(contains(one_block, "block 1: the model has 2 blocks like it"));
+  // The course's models: one block of attention only; no block at all (a bigram), with nothing rotated.
+  GPTConfig attention_only = tiny_walkthrough_config();
+  attention_only.n_layer = 1;
+  attention_only.mlp = nn::MlpKind::None;
+  GPT attending(attention_only, 63);
+  const std::string only = check_diagram(walk_through(attending, tiny_tokenizer(), "cafe", {}),
+                                         {">residual_1<", "the only block of the model (x 1)"});
+  CHECK(!contains(only, "residual_2"));
+  CHECK(!contains(only, "ln_2"));
+  GPTConfig bigram = attention_only;
+  bigram.n_layer = 0;
+  bigram.positional = PositionalEncoding::Rope;
+  GPT table(bigram, 67);
+  const std::string bigram_diagram =
+      check_diagram(walk_through(table, tiny_tokenizer(), "cafe", {}), {">RoPE angles<", "no block: nothing to rotate"});
+  CHECK(!contains(bigram_diagram, "rotate q, k"));
+  CHECK(!contains(bigram_diagram, "residual stream"));
 }
 
 TEST_CASE("render_html: each block stage links the same stage in the other blocks") {
