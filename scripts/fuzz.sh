@@ -25,7 +25,7 @@ fi
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
   harnesses=(safetensors checkpoint quantized_decode hf_config token_meta gpt2_vocabulary bpe_encoder char_tokenizer
-             chat_template lora_adapter conversations)
+             chat_template lora_adapter conversations serve_requests)
 fi
 
 # The longest input a harness is given while fuzzing: its largest seed fits (a
