@@ -5,6 +5,13 @@
 
 namespace tg::inspect {
 
+std::string table_value(double value) {
+  char text[48];
+  const bool exponent = std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4);
+  std::snprintf(text, sizeof text, exponent ? "%.1e" : "%.4f", value);
+  return text;
+}
+
 std::string number(double value, int digits) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";

@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "tinygpt/inspect/format.h"
 #include "tinygpt/inspect/svg_canvas.h"
 #include "tinygpt/tensor/error.h"
 
@@ -99,14 +100,6 @@ std::string exact_value(double value) {
   return std::string(text, result.ptr);
 }
 
-// A value as the terminal report prints it (inspect/text_report.cpp, cell()): 4 decimals, or 2
-// significant digits with an exponent when it is very large or very small.
-std::string printed_value(double value) {
-  char text[32];
-  const bool exponent = std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4);
-  std::snprintf(text, sizeof text, exponent ? "%.1e" : "%.4f", value);
-  return text;
-}
 
 struct GridPlace {
   double left, top, cell;  // the grid's top-left corner and a cell's side, in pixels
@@ -120,7 +113,7 @@ std::string values_in_cells(const std::vector<double>& values, int64_t columns, 
   const std::string open = out;
   for (size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) continue;
-    const std::string text = printed_value(values[i]);
+    const std::string text = table_value(values[i]);
     const double font = std::min(10.0, (place.cell - 4) / (0.62 * static_cast<double>(text.size())));
     if (font < 7) continue;
     const double t = largest > smallest ? (values[i] - smallest) / (largest - smallest) : 0.5;

@@ -36,9 +36,10 @@ std::string probability_text(double probability) {
 // A value in a 9-character column, like PyTorch prints them.
 std::string cell(double value) {
   if (std::isinf(value)) return value < 0 ? "     -inf" : "      inf";
-  // Two significant digits when written with an exponent, so that a negative value keeps a space before it.
-  if (std::abs(value) >= 1e4 || (value != 0 && std::abs(value) < 1e-4)) return format("%9.1e", value);
-  return format("%9.4f", value);
+  // Padded to 9: with two significant digits in exponent form a negative value keeps a space before it.
+  char padded[48];
+  std::snprintf(padded, sizeof padded, "%9s", table_value(value).c_str());
+  return padded;
 }
 
 size_t display_width(const std::string& text) {  // code points, not bytes
