@@ -18,12 +18,23 @@ namespace {
 
 // Weights a thread widens at a time in a product of many rows: a panel of 128
 // rows of float32 for in = 768 (384 KB), which stays in the core's L2 while BLAS
-// reads it. Panels of 32 rows made gpt2's 64-token forward 25% slower than
-// float32's (BLAS is slow on narrow products); 128 to 1300 rows measured alike.
+// reads it. Never fewer than 128 rows: BLAS is slow on narrow products, and
+// panels of 32 rows (in = 3072) ran gpt2's mlp.proj at 0.8x the speed of 128.
 constexpr int64_t kPanelFloats = 96 * 1024;
+constexpr int64_t kMinPanelRows = 128;
 // Rows a thread takes at a time in a one-row product (about 48 KB of int8, 96
 // KB of bfloat16 for in = 768): dynamic chunks, as tensor/cpu/gemv.cpp explains.
 constexpr int64_t kChunkWeights = 48 * 1024;
+
+// Rows per panel of W (out, in): about kPanelFloats weights, at least
+// kMinPanelRows rows, in a number of panels the threads share evenly (768 rows
+// on 2 threads: 6 panels of 128, not 256, 256 and 256, one thread idle a third of the time).
+int64_t panel_rows_for(int64_t out_features, int64_t in_features) {
+  const int64_t threads = omp_get_max_threads();
+  const int64_t target = std::clamp<int64_t>(kPanelFloats / in_features, kMinPanelRows, out_features);
+  const int64_t panels = threads * ((out_features + threads * target - 1) / (threads * target));
+  return (out_features + panels - 1) / panels;
+}
 
 }  // namespace
 
@@ -76,7 +87,8 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
     gemv_rows_quantized(weight, input, output);
     return y;
   }
-  if (weight.format() == DType::BFloat16) {
+  const bool bfloat16_products = cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16;
+  if (weight.format() == DType::BFloat16 && bfloat16_products) {
     // x rounded to bfloat16 too, and the bfloat16 product (tensor/cpu/gemm_bf16.h):
     // on a CPU with AVX512-BF16 twice sgemm's speed, and W is read as stored.
     Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
@@ -88,9 +100,9 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
   // Each thread widens a panel of W's rows into its own buffer and multiplies
   // x by it on its own (BLAS inside a parallel region runs on the calling thread):
   // y[:, panel] (N, P) = x (N, in) @ panel^T (in, P).
-  const int64_t panel_rows = std::clamp<int64_t>(kPanelFloats / in_features, 16, out_features);
+  const int64_t panel_rows = panel_rows_for(out_features, in_features);
   const int64_t panels = (out_features + panel_rows - 1) / panel_rows;
-  if (cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16) {
+  if (bfloat16_products) {
     // Where the CPU multiplies bfloat16 pairs (VDPBF16PS), panels widened to
     // bfloat16 and x rounded to bfloat16 go twice as fast as float32 through sgemm.
     const Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
@@ -113,6 +125,19 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
       }
     }
     return y;
+  }
+  // Without bfloat16 products, bfloat16 weights are widened panel by panel as
+  // int8 ones are, never the whole matrix at once, and x is rounded to bfloat16
+  // as the one-row product and gemm_bf16 round it: the CPU changes only the
+  // order of the float32 sums.
+  Tensor x_rounded;
+  if (weight.format() == DType::BFloat16) {
+    const Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
+    x_rounded = Tensor::empty({rows, in_features}, DType::Float32);
+    cpu::float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
+    cpu::bfloat16_to_float_rows(rows, in_features, x_bf16.data<bfloat16>(), in_features, x_rounded.data<float>(),
+                                in_features);
+    input = x_rounded.data<float>();
   }
 #pragma omp parallel
   {
