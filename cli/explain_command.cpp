@@ -198,9 +198,13 @@ void add_explain_command(CLI::App& app) {
                       "instead, with backward animated node by node (docs/walkthrough/autograd-graph.md)")
       ->excludes(command->get_option("--html"))
       ->excludes(command->get_option("--json"));
+  // The graph draws every head's ops of one block and lists no next tokens.
+  command->get_option("--graph")->excludes(command->get_option("--head"))->excludes(command->get_option("--top-k"));
   command->add_flag("--shared-scale", arguments->shared_scale,
                     "With --html: one colour scale for all heads of a block's attention scores (and mask), "
-                    "so equal colours mean equal values");
+                    "so equal colours mean equal values")
+      ->excludes(command->get_option("--json"))
+      ->excludes(command->get_option("--graph"));
   command->add_option("--threads", arguments->threads, "Threads for OpenMP and OpenBLAS")->check(positive_integer());
   CLI::Option* serve = command->add_flag(
       "--serve", arguments->serve,

@@ -38,6 +38,10 @@ expect_error "--graph --layer 4" "block 4 does not exist: the model has 4 blocks
   "$tinygpt" explain "${fresh[@]}" --prompt "we are" --layer 4 --graph "$work/four.html"
 expect_error "--graph with --html" "--html excludes --graph" \
   "$tinygpt" explain "${fresh[@]}" --prompt "we are" --html "$work/x.html" --graph "$work/y.html"
-[[ -e $work/one.html || -e $work/four.html || -e $work/y.html ]] && fail "explain --graph: a page written after an error"
+expect_error "--graph with --head" "--head excludes --graph" \
+  "$tinygpt" explain "${fresh[@]}" --prompt "we are" --head 1 --graph "$work/head.html"
+expect_error "--graph with --shared-scale" "--graph excludes --shared-scale" \
+  "$tinygpt" explain "${fresh[@]}" --prompt "we are" --shared-scale --graph "$work/scale.html"
+[[ -e $work/one.html || -e $work/four.html || -e $work/y.html || -e $work/head.html || -e $work/scale.html ]] && fail "explain --graph: a page written after an error"
 
 finish "explain --graph"
