@@ -7,7 +7,8 @@
 # head) equal to what `tinygpt explain` prints, an edit redrawn, a prompt as long as the context
 # drawn whole, the tooltip's exact value, the pin, the loss and gradients of a target equal to
 # the terminal's, errors shown as the server's words, compare mode (prompt B's heatmaps equal to
-# the terminal's, B - A, both values on hover, the differing tokens, both predictions), fields
+# the terminal's, B - A, both values on hover, the differing tokens, both predictions, B's loss and
+# "why this token" equal to the terminal's, a pin from B's tokens moving both attributions), fields
 # from the address, nothing overlapping at 360 and 1400 px (screenshots in the scratch folder).
 # Then `tinygpt explain --serve`: the page's address printed with the prompt in it, /explain and
 # /v1/explain served for the model, exit 0 on SIGTERM; --serve with --html is a usage error.

@@ -561,7 +561,20 @@ try {
   await page.click('#compare');
   await setField('#prompt-b', promptB);
   const comparing = {prompt: lossPrompt, target, layer: lastLayer, compare: promptB};
-  if (await waitFor(comparing, 'compare mode')) {
+  // A token was pinned before compare mode, so B's "why this token" follows it once B's length is
+  // known: the page asks again after B's first answer, and draws once more.
+  const attributions = () => page.evaluate(() => {
+    const {response, compare} = window.explainState;
+    return [response.attribution.position, compare && compare.response.attribution.position];
+  });
+  const settled = (positions) => page.waitForFunction((want) => {
+    const {response, compare} = window.explainState;
+    return document.body.dataset.state === 'ready' && compare && response.attribution.position === want[0] &&
+           compare.response.attribution.position === want[1];
+  }, {timeout: 30000}, positions).then(() => true).catch(() => false);
+  const pinned = Number(await page.evaluate(() => document.body.dataset.pinned));
+  if (await waitFor(comparing, 'compare mode') && (await settled([pinned, pinned]) ||
+      fail(`compare mode, ${pinned} pinned: "why" is about positions ${await attributions()}`))) {
     const [tokensA, tokensB] = [await tokenCount('a'), await tokenCount('b')];
     const grid = Math.max(tokensA, tokensB), common = Math.min(tokensA, tokensB);
     if (tokensA === tokensB) fail(`compare mode: prompts of ${tokensA} tokens each do not test positions one prompt lacks`);
@@ -669,6 +682,56 @@ try {
       }
     }
     if (!rows.some((row) => row.change !== undefined)) fail('compare mode: no token is in both top lists: no change shown');
+
+    // Prompt B's loss and "why this token" beside A's: unpinned, both are about their prompt's last
+    // token, as tinygpt explain prints them.
+    await page.click(`#tokens .chip[data-position="${pinned}"]`);
+    if (!await settled([lossPrompt.length - 1, promptB.length - 1])) {
+      fail(`compare mode, unpinned: "why" is about positions ${await attributions()}, not each prompt's last`);
+    } else {
+      const textB = explainText(promptB, {layer: lastLayer, target});
+      const lossB = /^ {2}loss (\S+) \(mean cross-entropy, nats\) {3}perplexity (\S+)$/m.exec(textB);
+      const shownB = await page.evaluate(() => ({
+        hidden: document.getElementById('loss-b-figures').hidden,
+        loss: Number(document.getElementById('loss-b').dataset.value),
+        lossA: Number(document.getElementById('loss').dataset.value),
+        change: document.getElementById('loss-change').textContent,
+        titles: [document.getElementById('why-title').textContent, document.getElementById('why-title-b').textContent],
+        rows: [...document.querySelectorAll('#why-b .bar-row')].map((r) => [Number(r.dataset.position), Number(r.dataset.score)]),
+      }));
+      if (shownB.hidden || !lossB || !(Math.abs(shownB.loss - Number(lossB[1])) <= halfUnit(Number(lossB[1]), 4))) {
+        fail(`compare mode: B's loss shown ${shownB.hidden ? 'nowhere' : shownB.loss}, tinygpt explain prints ${lossB && lossB[1]}`);
+      }
+      const change = shownB.loss - shownB.lossA;
+      if (shownB.change !== '(B − A: ' + (change >= 0 ? '+' : '−') + Math.abs(change).toFixed(4) + ')') {
+        fail(`compare mode: the loss's change reads '${shownB.change}' for B ${shownB.loss} and A ${shownB.lossA}`);
+      }
+      if (!shownB.titles[0].startsWith('A: why ') || !shownB.titles[1].startsWith('B: why ')) {
+        fail(`compare mode: the "why" titles are ${JSON.stringify(shownB.titles)}`);
+      }
+      const whyB = [...textB.slice(textB.indexOf('=== Why')).split('\n\n')[0].matchAll(/^ +(\d+) '.*?' +(\S+)/gm)]
+        .map((m) => [Number(m[1]), Number(m[2])]);
+      if (whyB.length === 0 || whyB.length !== shownB.rows.length) {
+        fail(`compare mode: ${shownB.rows.length} attribution rows of B shown, tinygpt explain prints ${whyB.length}`);
+      }
+      whyB.forEach(([position, score], i) => {
+        const [gotPosition, got] = shownB.rows[i] || [];
+        if (gotPosition !== position || !(Math.abs(got - score) <= (Math.abs(score) < 1e-4 && score !== 0
+          ? halfUnit(score, 2) * 1.01 : 5e-5 + 1e-6))) {
+          fail(`compare mode: B's attribution ${i}: the page has position ${gotPosition} ${got}, tinygpt explain prints ${position} ${score}`);
+        }
+      });
+    }
+    // A token of B pins its position in both prompts; one A lacks cannot be pinned.
+    await page.click(`#tokens-b .chip[data-position="${pinned}"]`);
+    if (!await settled([pinned, pinned])) fail(`compare mode: B's token ${pinned} clicked: "why" is about ${await attributions()}`);
+    const pressed = await page.$eval(`#tokens .chip[data-position="${pinned}"]`, (c) => c.getAttribute('aria-pressed'));
+    if (pressed !== 'true') fail(`compare mode: B's token ${pinned} clicked, A's is not shown pinned`);
+    const beyondA = await page.$$eval('#tokens-b .chip', (all, countA) =>
+      all.filter((c) => Number(c.dataset.position) >= countA).map((c) => c.tagName), tokensA);
+    if (tokensB > tokensA && (beyondA.length !== tokensB - tokensA || beyondA.some((tag) => tag === 'BUTTON'))) {
+      fail(`compare mode: B's tokens past A's end are ${JSON.stringify(beyondA)}, not plain labels`);
+    }
 
     // The gradients of both prompts compare too: A's, B's and B − A's dLoss/dweights per head.
     await page.select('#show', 'gradients');
