@@ -10,31 +10,16 @@
 #include "tinygpt/tensor/cpu/gemm_bf16.h"
 #include "tinygpt/tensor/runtime/profile.h"
 #include "tinygpt/tensor/cpu/kernel_table.h"
+#include "tinygpt/tensor/cpu/widened_panels.h"
 #include "tinygpt/tensor/view.h"
 
 namespace tg::raw {
 
 namespace {
 
-// Weights a thread widens at a time in a product of many rows: a panel of 128
-// rows of float32 for in = 768 (384 KB), which stays in the core's L2 while BLAS
-// reads it. Never fewer than 128 rows: BLAS is slow on narrow products, and
-// panels of 32 rows (in = 3072) ran gpt2's mlp.proj at 0.8x the speed of 128.
-constexpr int64_t kPanelFloats = 96 * 1024;
-constexpr int64_t kMinPanelRows = 128;
 // Rows a thread takes at a time in a one-row product (about 48 KB of int8, 96
 // KB of bfloat16 for in = 768): dynamic chunks, as tensor/cpu/gemv.cpp explains.
 constexpr int64_t kChunkWeights = 48 * 1024;
-
-// Rows per panel of W (out, in): about kPanelFloats weights, at least
-// kMinPanelRows rows, in a number of panels the threads share evenly (768 rows
-// on 2 threads: 6 panels of 128, not 256, 256 and 256, one thread idle a third of the time).
-int64_t panel_rows_for(int64_t out_features, int64_t in_features) {
-  const int64_t threads = omp_get_max_threads();
-  const int64_t target = std::clamp<int64_t>(kPanelFloats / in_features, kMinPanelRows, out_features);
-  const int64_t panels = threads * ((out_features + threads * target - 1) / (threads * target));
-  return (out_features + panels - 1) / panels;
-}
 
 }  // namespace
 
@@ -100,7 +85,7 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
   // Each thread widens a panel of W's rows into its own buffer and multiplies
   // x by it on its own (BLAS inside a parallel region runs on the calling thread):
   // y[:, panel] (N, P) = x (N, in) @ panel^T (in, P).
-  const int64_t panel_rows = panel_rows_for(out_features, in_features);
+  const int64_t panel_rows = cpu::widened_panel_rows(out_features, in_features);
   const int64_t panels = (out_features + panel_rows - 1) / panel_rows;
   if (bfloat16_products) {
     // Where the CPU multiplies bfloat16 pairs (VDPBF16PS), panels widened to

@@ -8,6 +8,7 @@
 #include "tinygpt/tensor/error.h"
 #include "tinygpt/tensor/cpu/gemm.h"
 #include "tinygpt/tensor/cpu/gemm_bf16_avx512_bf16.h"
+#include "tinygpt/tensor/cpu/widened_panels.h"
 #include "tinygpt/tensor/runtime/isa.h"
 
 namespace tg::cpu {
@@ -34,15 +35,50 @@ void scale_rows(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
     for (int64_t col = 0; col < n; ++col) c[row * ldc + col] = beta == 0.0f ? 0.0f : beta * c[row * ldc + col];
 }
 
-// The fallback: both operands widened to float32, as stored (rows, cols), then cblas_sgemm.
+// Widens rows [first, first + count) of op(x) (op(x) = x, or x^T with transpose)
+// to float32, as stored: (count, cols) rows of x, or the (cols, count) block of
+// columns of x^T. Returns the widened block's leading dimension.
+int64_t widen_rows_of(bool transpose, const bfloat16* x, int64_t ldx, int64_t first, int64_t count, int64_t cols,
+                      float* out) {
+  if (!transpose) {
+    bfloat16_to_float_rows(count, cols, x + first * ldx, ldx, out, cols);
+    return cols;
+  }
+  bfloat16_to_float_rows(cols, count, x + first, ldx, out, count);
+  return count;
+}
+
+// The fallback: the operands widened to float32 (exactly), then cblas_sgemm.
+// The longer side of c, op(a)'s rows or op(b)'s columns, is widened a panel
+// at a time into each thread's own buffer, and the other operand whole, once:
+// widening both whole into fresh memory cost more than the widening itself
+// (the first touch of every page) and ran baby's backward products at 0.6x sgemm.
 void gemm_via_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const bfloat16* a,
                     int64_t lda, const bfloat16* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  const int64_t a_rows = transpose_a ? k : m, a_cols = transpose_a ? m : k;
-  const int64_t b_rows = transpose_b ? n : k, b_cols = transpose_b ? k : n;
-  std::vector<float> a_float(static_cast<size_t>(a_rows * a_cols)), b_float(static_cast<size_t>(b_rows * b_cols));
-  bfloat16_to_float_rows(a_rows, a_cols, a, lda, a_float.data(), a_cols);
-  bfloat16_to_float_rows(b_rows, b_cols, b, ldb, b_float.data(), b_cols);
-  gemm(transpose_a, transpose_b, m, n, k, alpha, a_float.data(), a_cols, b_float.data(), b_cols, beta, c, ldc);
+  const bool panels_of_a = m > n;  // else panels of op(b)'s columns: rows of op(b)^T
+  const int64_t rows = panels_of_a ? m : n;
+  const int64_t panel_rows = widened_panel_rows(rows, k), panels = (rows + panel_rows - 1) / panel_rows;
+  // The other operand, whole: op(b) (k, n) or op(a) (m, k) as stored.
+  std::vector<float> whole(static_cast<size_t>(panels_of_a ? k * n : m * k));
+  const int64_t ld_whole = panels_of_a ? widen_rows_of(!transpose_b, b, ldb, 0, n, k, whole.data())
+                                       : widen_rows_of(transpose_a, a, lda, 0, m, k, whole.data());
+#pragma omp parallel if (panels > 1)
+  {
+    std::vector<float> panel(static_cast<size_t>(panel_rows * k));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t index = 0; index < panels; ++index) {
+      const int64_t first = index * panel_rows, count = std::min(panel_rows, rows - first);
+      if (panels_of_a) {  // c[first : first + count, :] (count, n) = op(a)[first : first + count, :] @ op(b)
+        const int64_t ld_panel = widen_rows_of(transpose_a, a, lda, first, count, k, panel.data());
+        gemm(transpose_a, transpose_b, count, n, k, alpha, panel.data(), ld_panel, whole.data(), ld_whole, beta,
+             c + first * ldc, ldc);
+      } else {  // c[:, first : first + count] (m, count) = op(a) @ op(b)[:, first : first + count]
+        const int64_t ld_panel = widen_rows_of(!transpose_b, b, ldb, first, count, k, panel.data());
+        gemm(transpose_a, transpose_b, m, count, k, alpha, whole.data(), ld_whole, panel.data(), ld_panel, beta,
+             c + first, ldc);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -14,9 +14,9 @@
 //                  the AVX512-BF16 instruction VDPBF16PS, 32 multiply-adds of
 //                  bfloat16 pairs into 16 float32 sums per instruction. Where
 //                  the CPU has AVX512-BF16 and active_isa() is AVX-512.
-//   float32_sgemm  everywhere else: the operands widened to float32 (exactly)
-//                  and cblas_sgemm. OpenBLAS has sbgemm, but Debian's build does
-//                  not export it.
+//   float32_sgemm  everywhere else: the operands widened to float32 (exactly),
+//                  the longer side of c a panel at a time, and cblas_sgemm.
+//                  OpenBLAS has sbgemm, but Debian's build does not export it.
 // Both give the float32 product of the bfloat16 values, up to the order of the
 // float32 sums, with one difference: VDPBF16PS treats subnormal inputs and
 // products as zero (its products of normal bfloat16 values lose nothing else).

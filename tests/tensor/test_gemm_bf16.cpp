@@ -143,11 +143,13 @@ TEST_CASE("gemm_bf16: a 2x3 times 3x2 product checked by hand, exact in both ker
 TEST_CASE("gemm_bf16: every shape, transpose, alpha and beta against a double loop") {
   // Sizes around the kernel's tiles (8 rows x 48 columns), k blocks (384), row
   // blocks (192) and column blocks (3072); odd k; one row or column; big enough
-  // to run on both threads (m n k >= 2^20) with one row block or several.
-  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},     {1, 1, 2},      {2, 3, 1},     {7, 5, 3},
-                                                      {8, 48, 16},   {9, 49, 17},    {17, 47, 255}, {33, 97, 385},
-                                                      {16, 96, 769}, {1, 130, 33},   {130, 1, 33},  {200, 150, 64},
-                                                      {3, 3100, 5},  {1, 3100, 520}, {64, 64, 1}};
+  // to run on both threads (m n k >= 2^20) with one row block or several; and
+  // for the float32 fallback, several widened panels of op(a)'s rows (600 x 40)
+  // or of op(b)'s columns (40 x 700), the last one short.
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {1, 1, 1},     {1, 1, 2},    {2, 3, 1},     {7, 5, 3},      {8, 48, 16},  {9, 49, 17},
+      {17, 47, 255}, {33, 97, 385}, {16, 96, 769}, {1, 130, 33},  {130, 1, 33}, {200, 150, 64},
+      {3, 3100, 5},  {1, 3100, 520}, {64, 64, 1},  {600, 40, 33}, {40, 700, 520}};
   const std::vector<std::array<float, 2>> alpha_betas = {{1.0f, 0.0f}, {0.5f, 2.0f}, {-1.5f, 1.0f}};
   uint64_t seed = 1;
   for (Bf16GemmKernel kernel : runnable_kernels())
