@@ -50,9 +50,9 @@ int64_t widen_rows_of(bool transpose, const bfloat16* x, int64_t ldx, int64_t fi
 
 // The fallback: the operands widened to float32 (exactly), then cblas_sgemm.
 // The longer side of c, op(a)'s rows or op(b)'s columns, is widened a panel
-// at a time into each thread's own buffer, and the other operand whole, once:
-// widening both whole into fresh memory cost more than the widening itself
-// (the first touch of every page) and ran baby's backward products at 0.6x sgemm.
+// at a time into each thread's own buffer, and the other operand whole, once.
+// Widening both whole into fresh memory ran baby's backward products at 0.6x
+// sgemm's speed, and held a float32 copy of the LM head's weight.
 void gemm_via_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const bfloat16* a,
                     int64_t lda, const bfloat16* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const bool panels_of_a = m > n;  // else panels of op(b)'s columns: rows of op(b)^T
