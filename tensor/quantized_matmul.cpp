@@ -73,11 +73,15 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
     return y;
   }
   const bool bfloat16_products = cpu::bf16_gemm_kernel() == cpu::Bf16GemmKernel::avx512_bf16;
-  if (weight.format() == DType::BFloat16 && bfloat16_products) {
-    // x rounded to bfloat16 too, and the bfloat16 product (tensor/cpu/gemm_bf16.h):
-    // on a CPU with AVX512-BF16 twice sgemm's speed, and W is read as stored.
-    Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
+  // x rounded to bfloat16: for every product but int8 weights through sgemm.
+  Tensor x_bf16;
+  if (weight.format() == DType::BFloat16 || bfloat16_products) {
+    x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
     cpu::float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
+  }
+  if (weight.format() == DType::BFloat16 && bfloat16_products) {
+    // The bfloat16 product (tensor/cpu/gemm_bf16.h): on a CPU with AVX512-BF16
+    // twice sgemm's speed, and W is read as stored.
     cpu::gemm_bf16(false, true, rows, out_features, in_features, 1.0f, x_bf16.data<bfloat16>(), in_features,
               weight.values.data<bfloat16>(), in_features, 0.0f, output, out_features);
     return y;
@@ -90,8 +94,6 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
   if (bfloat16_products) {
     // Where the CPU multiplies bfloat16 pairs (VDPBF16PS), panels widened to
     // bfloat16 and x rounded to bfloat16 go twice as fast as float32 through sgemm.
-    const Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
-    cpu::float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
     const cpu::QuantizedRowKernels& kernels = cpu::quantized_row_kernels();
     const int8_t* values = weight.values.data<int8_t>();
     const float* scales = weight.scales.data<float>();
@@ -112,14 +114,12 @@ Tensor matmul_quantized(const Tensor& x, const QuantizedMatrix& weight) {
     return y;
   }
   // Without bfloat16 products, bfloat16 weights are widened panel by panel as
-  // int8 ones are, never the whole matrix at once, and x is rounded to bfloat16
-  // as the one-row product and gemm_bf16 round it: the CPU changes only the
+  // int8 ones are, never the whole matrix at once, and multiply x rounded to
+  // bfloat16 as the one-row product and gemm_bf16 do: the CPU changes only the
   // order of the float32 sums.
   Tensor x_rounded;
   if (weight.format() == DType::BFloat16) {
-    const Tensor x_bf16 = Tensor::empty({rows, in_features}, DType::BFloat16);
     x_rounded = Tensor::empty({rows, in_features}, DType::Float32);
-    cpu::float_to_bfloat16_rows(rows, in_features, input, in_features, x_bf16.data<bfloat16>(), in_features);
     cpu::bfloat16_to_float_rows(rows, in_features, x_bf16.data<bfloat16>(), in_features, x_rounded.data<float>(),
                                 in_features);
     input = x_rounded.data<float>();
