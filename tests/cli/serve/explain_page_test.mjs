@@ -320,6 +320,14 @@ try {
     const pin = 2;
     await page.click(`#tokens .chip[data-position="${pin}"]`);
     await page.waitForFunction((p) => document.body.dataset.pinned === String(p), {timeout: 5000}, pin).catch(() => {});
+    // "Why this token" is asked again for the pinned position; its answer restyles the chips in
+    // place, so the button clicked is still there and still focused.
+    const asked = await page.waitForFunction((p) => document.body.dataset.state === 'ready' &&
+      window.explainState.response.attribution.position === p, {timeout: 30000}, pin).then(() => true).catch(() => false);
+    if (!asked) fail(`pinned ${pin}: "why this token" is about position ${await page.evaluate(() => window.explainState.response.attribution.position)}`);
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.closest('#tokens') &&
+                                              document.activeElement.dataset.position);
+    if (focused !== String(pin)) fail(`after pinning ${pin} and its answer, the focus is on ${focused}, not the chip clicked`);
     const chip = await page.$eval(`#tokens .chip[data-position="${pin}"]`, (c) => [c.classList.contains('pinned'), c.getAttribute('aria-pressed')]);
     if (!chip[0] || chip[1] !== 'true') fail(`a clicked token is not shown pinned: ${chip}`);
     const framed = await page.$$eval('canvas.heatmap', (all, p) => all.every((c) => c.dataset.pinned === String(p)), pin);
