@@ -14,7 +14,7 @@
 #include "tinygpt/tensor/cpu/rms_norm_kernels.h"
 #include "tinygpt/tensor/cpu/rope_kernels.h"
 
-namespace tg::cpu::TG_ISA {
+namespace tg::cpu::inline TG_ISA {
 
 namespace {
 

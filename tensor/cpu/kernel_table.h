@@ -98,12 +98,22 @@ struct KernelTables {
   OptimizerKernels optimizer;
   QuantizedRowKernels quantized_rows;
 };
+// Both copies' tables, named from any file: the copy a kernel file is compiled
+// for is its inline namespace, which these declarations reopen without `inline`.
+// (clang's warning; GCC has none.)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winline-namespace-reopened-noninline"
+#endif
 namespace isa_avx2 {
 extern const KernelTables kKernelTables;
 }
 namespace isa_avx512 {
 extern const KernelTables kKernelTables;
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 // The tables of instruction set `isa`, or by default of the one in use.
 inline const KernelTables& kernel_tables(Isa isa = active_isa()) {

@@ -31,9 +31,11 @@
 // GCC 12's AVX-512 intrinsics (the widening ones of simd_int8_bfloat16.h and
 // the conversions and permutes below) start from an "undefined" vector that
 // -Wmaybe-uninitialized and -Wuninitialized report once inlined (GCC bug
-// 105593): a false alarm.
+// 105593): a false alarm. (clang has no -Wmaybe-uninitialized.)
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace tg::cpu {

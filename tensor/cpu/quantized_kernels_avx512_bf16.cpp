@@ -27,7 +27,10 @@
 
 // GCC 12's AVX-512 intrinsics start from an "undefined" vector that
 // -Wmaybe-uninitialized reports once inlined (GCC bug 105593): a false alarm.
+// (clang has no -Wmaybe-uninitialized.)
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace tg::cpu::isa_avx512_bf16 {

@@ -20,9 +20,13 @@
 #include "tinygpt/tensor/runtime/isa.h"
 
 // GCC 12's _mm512_reduce_add_ps starts from an "undefined" vector that
-// -Wmaybe-uninitialized reports once inlined (GCC bug 105593): a false alarm.
+// -Wmaybe-uninitialized and -Wuninitialized report once inlined (GCC bug
+// 105593): a false alarm. (clang has no -Wmaybe-uninitialized.)
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace tg::cpu {
 // One copy per instruction set (tensor/runtime/isa.h): the kernel files inline their own.

@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <regex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tinygpt/inspect/stage_descriptions.h"
 #include "tinygpt/inspect/walkthrough.h"
+#include "tinygpt/tokenizer/hf_regex.h"
+#include "tinygpt/tokenizer/utf8.h"
 #include "tests/inspect/walkthrough_fixture.h"
 
 using namespace tg;
@@ -33,13 +35,21 @@ std::string read_text(const fs::path& path) {
 // The source paths in `text`, relative to the project root: "nn/linear.cpp",
 // "tests/models/test_gpt.cpp" (lower-case names ending in .h or .cpp). An include's
 // "tinygpt/" prefix names the project root itself.
+// Matched with PCRE2, through the tokenizers' wrapper (tokenizer/hf_regex.h), which needs valid UTF-8.
 std::vector<std::string> source_paths_in(const std::string& text) {
-  static const std::regex kPath(R"((^|[^A-Za-z0-9_./-])([a-z0-9_]+(/[a-z0-9_]+)*\.(h|cpp))\b)");
+  std::size_t offset = 0;
+  while (offset < text.size() && tokenizer::decode_utf8_char(text, offset).valid)
+    offset += tokenizer::decode_utf8_char(text, offset).length;
+  REQUIRE_MESSAGE(offset == text.size(), "byte ", offset, " is not UTF-8");
+  static const tokenizer::HfRegex kPath(R"((?<![A-Za-z0-9_./-])[a-z0-9_]+(?:/[a-z0-9_]+)*\.(?:h|cpp)\b)",
+                                        "tests/inspect/test_source_paths.cpp", "kPath");
   std::vector<std::string> paths;
-  for (auto match = std::sregex_iterator(text.begin(), text.end(), kPath); match != std::sregex_iterator(); ++match) {
-    std::string path = (*match)[2];
+  std::size_t start = 0;
+  while (const std::optional<tokenizer::TextRange> match = kPath.find(text, start)) {
+    std::string path = text.substr(match->start, match->end - match->start);
     if (path.rfind("tinygpt/", 0) == 0) path.erase(0, 8);
     paths.push_back(path);
+    start = match->end;
   }
   return paths;
 }

@@ -40,7 +40,7 @@ TEST_CASE("rms_norm gradients match central differences (float64, strided, with 
 // two values within eps / x^2 of each other, so in float32 both are rounding noise.
 TEST_CASE("rms_norm matches its reference composition (float32), empty rows too") {
   Generator generator(32);
-  for (const Shape shape : {Shape{4, 9, 70}, Shape{5, 2}, Shape{0, 6}}) {
+  for (const Shape& shape : {Shape{4, 9, 70}, Shape{5, 2}, Shape{0, 6}}) {
     CAPTURE(shape.size());
     const Tensor x = test::random_leaf(shape, generator);
     const Tensor weight = test::random_leaf({shape.back()}, generator);

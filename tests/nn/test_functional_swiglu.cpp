@@ -28,7 +28,7 @@ TEST_CASE("swiglu and relu_squared gradients match central differences (float64,
 
 TEST_CASE("swiglu and relu_squared match their reference compositions (float32), empty and size-1 dims too") {
   Generator generator(42);
-  for (const Shape shape : {Shape{4, 9, 70}, Shape{5, 2}, Shape{0, 6}, Shape{3, 0}}) {
+  for (const Shape& shape : {Shape{4, 9, 70}, Shape{5, 2}, Shape{0, 6}, Shape{3, 0}}) {
     CAPTURE(shape.size());
     const Tensor x = test::random_leaf(shape, generator);
     test::check_matches_reference([](const std::vector<Tensor>& in) { return nn::swiglu(in[0]); },
