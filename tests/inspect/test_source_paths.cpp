@@ -38,8 +38,8 @@ std::string read_text(const fs::path& path) {
 // Matched with PCRE2, through the tokenizers' wrapper (tokenizer/hf_regex.h), which needs valid UTF-8.
 std::vector<std::string> source_paths_in(const std::string& text) {
   std::size_t offset = 0;
-  while (offset < text.size() && tokenizer::decode_utf8_char(text, offset).valid)
-    offset += tokenizer::decode_utf8_char(text, offset).length;
+  for (tokenizer::Utf8Char character; offset < text.size() && (character = tokenizer::decode_utf8_char(text, offset)).valid;)
+    offset += character.length;
   REQUIRE_MESSAGE(offset == text.size(), "byte ", offset, " is not UTF-8");
   static const tokenizer::HfRegex kPath(R"((?<![A-Za-z0-9_./-])[a-z0-9_]+(?:/[a-z0-9_]+)*\.(?:h|cpp)\b)",
                                         "tests/inspect/test_source_paths.cpp", "kPath");
